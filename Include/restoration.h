@@ -1,0 +1,439 @@
+/**
+ * @file restoration.h
+ * @brief Restoration: state preservation and restoration for Linux programs.
+ *
+ * The model (read this once; every other comment refers back to it)
+ * ------------------------------------------------------------------
+ * An *engine* owns one archive. The host *registers objects*, each with an
+ * *identifier* and an optional *parent*; the identifiers from the root down,
+ * joined by '/', form the object's *path* ("Tabs/Nav/List"), unique within
+ * the engine. At rst_save() every object's `encode` callback writes keyed,
+ * typed values through an ::rst_coder, and the engine replaces the archive
+ * file atomically and durably. At rst_restore() the engine validates the
+ * whole archive first, then runs three passes:
+ *
+ *   1. materialize, parents first: each record is matched to the object
+ *      already registered at its path, else created by the factory of its
+ *      class (host classes first, then plugin classes), else by the
+ *      fallback factory; a record nothing produces is skipped with its
+ *      descendants;
+ *   2. decode, in dependency order: parents before children, referenced
+ *      objects before the objects that reference them (cycles in archive
+ *      order);
+ *   3. finish: `finished` on every restored object, then the engine's
+ *      `did_finish_restoring`.
+ *
+ * Errors: every fallible function returns an ::rst_status; RST_OK is 0.
+ * On failure, rst_last_error() returns a sentence naming what was wrong and
+ * where (file, record path, key). The message is thread-local, and is only
+ * replaced by the next *failing* call on the same thread.
+ *
+ * Threads: every function may be called from any thread. The engine
+ * serializes save, restore, register and unregister with a recursive lock;
+ * callbacks run on the thread that called rst_save()/rst_restore() and may
+ * register and find objects.
+ *
+ * Memory: anything the library returns for the caller to own is freed with
+ * rst_free(); everything else is borrowed, with its lifetime stated.
+ *
+ * See docs/ARCHITECTURE.md and docs/FORMAT.md in the source tree.
+ */
+#ifndef RESTORATION_H
+#define RESTORATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RST_API __attribute__((visibility("default")))
+#else
+#  define RST_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/** @name Versions */
+/**@{*/
+#define RST_VERSION_MAJOR 1          /**< library version; also rst_version() */
+#define RST_VERSION_MINOR 0
+#define RST_VERSION_PATCH 0
+#define RST_VERSION_STRING "1.0.0"
+/** Encodes a version as one comparable number: RST_VERSION_CHECK(1,0,0). */
+#define RST_VERSION_CHECK(major, minor, patch) (((major) * 1000000) + ((minor) * 1000) + (patch))
+#define RST_VERSION_NUMBER RST_VERSION_CHECK(RST_VERSION_MAJOR, RST_VERSION_MINOR, RST_VERSION_PATCH)
+#define RST_ABI_VERSION   1          /**< this header's C ABI */
+#define RST_FORMAT_VERSION 1         /**< archive format written by this library */
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Limits
+ * Every limit the engine enforces, in release builds too. Exceeding one at
+ * save time or in an archive returns RST_ERR_LIMIT. */
+/**@{*/
+#define RST_MAX_ARCHIVE_BYTES     (256u * 1024u * 1024u) /**< archive file or buffer */
+#define RST_MAX_IDENTIFIER_BYTES  255u     /**< one identifier, UTF-8 bytes */
+#define RST_MAX_CLASS_NAME_BYTES  255u     /**< one class name, UTF-8 bytes */
+#define RST_MAX_KEY_BYTES         255u     /**< one key, UTF-8 bytes */
+#define RST_MAX_RECORD_DEPTH      32u      /**< nested records inside one object */
+#define RST_MAX_TREE_DEPTH        65536u   /**< parent chain length (a root is depth 0) */
+#define RST_MAX_VALUES_PER_RECORD 65536u   /**< keys in one object or nested record */
+#define RST_MAX_OBJECTS           16777216u /**< objects in one archive */
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Handles */
+/**@{*/
+/** One archive's restoration machinery. Create with rst_engine_create(). */
+typedef struct rst_engine rst_engine;
+/** A registered object. Owned by its engine: valid until it is
+ *  unregistered (directly or with an ancestor) or the engine is destroyed. */
+typedef struct rst_object rst_object;
+/** Keyed values of one object. Borrowed: valid only during the callback it
+ *  is passed to; using it afterwards returns RST_ERR_STATE. */
+typedef struct rst_coder  rst_coder;
+/**@}*/
+
+/** Status codes. Append-only: values never change meaning. */
+typedef enum rst_status {
+    RST_OK = 0,
+    RST_ERR_INVALID   = 1,  /**< bad argument or misuse (NULL, bad identifier, ...) */
+    RST_ERR_NOT_FOUND = 2,  /**< no such key, object, class or archive file */
+    RST_ERR_DUPLICATE = 3,  /**< path, key or class name already registered */
+    RST_ERR_TYPE      = 4,  /**< the key holds a value of another type */
+    RST_ERR_CORRUPT   = 5,  /**< archive failed validation; nothing was decoded */
+    RST_ERR_VERSION   = 6,  /**< archive format or plugin ABI not supported */
+    RST_ERR_IO        = 7,  /**< the file system failed; errno is in the message */
+    RST_ERR_PLUGIN    = 8,  /**< a plugin failed to load or to create its object */
+    RST_ERR_REJECTED  = 9,  /**< should_save/should_restore said no, or the
+                                 crash-loop guard refused a restore */
+    RST_ERR_NOMEM     = 10, /**< an allocation failed */
+    RST_ERR_STATE     = 11, /**< not allowed now (encode outside encode, ...) */
+    RST_ERR_LIMIT     = 12  /**< a size, count or depth limit was exceeded */
+} rst_status;
+
+/** The library's version, "1.0.0". Static storage; never NULL. */
+RST_API const char *rst_version(void);
+/** The enumerator's name, "RST_ERR_CORRUPT"; "RST_ERR_UNKNOWN" for a value
+ *  this library does not define. Static storage; never NULL. */
+RST_API const char *rst_status_name(rst_status s);
+/** A sentence about the last failing call on this thread ("" if none).
+ *  Never NULL. Valid until the next failing call on this thread; a
+ *  successful call does not clear it. */
+RST_API const char *rst_last_error(void);
+/** Frees memory the library returned to the caller (archive buffers,
+ *  rst_archive_info, plugin lists, paths). NULL is fine. */
+RST_API void        rst_free(void *p);
+
+/* ------------------------------------------------------------------------ */
+/** @name Engine */
+/**@{*/
+
+/** What an archive says about when and by whom it was saved. */
+typedef struct rst_archive_info {
+    uint32_t    format_version;
+    const char *app_version;      /**< host's version string at save time ("" if none) */
+    const char *system_version;   /**< OS release at save time (uname) */
+    const char *idiom;            /**< host-chosen, e.g. "desktop", "kiosk" ("" if none) */
+    int64_t     saved_at_ms;      /**< UTC milliseconds since the epoch */
+    uint64_t    object_count;     /**< records in the archive */
+} rst_archive_info;
+
+/** Log levels of rst_engine_options.log. */
+#define RST_LOG_DEBUG   0
+#define RST_LOG_INFO    1
+#define RST_LOG_WARNING 2
+#define RST_LOG_ERROR   3
+
+/** rst_engine_options.flags. */
+#define RST_ENGINE_NO_CRASH_GUARD (1u << 0) /**< rst_restore() neither checks nor writes
+                                                 the crash-loop marker (tools that
+                                                 restore by hand, such as restorectl) */
+
+typedef struct rst_engine_options {
+    uint32_t    version;          /**< RST_ENGINE_OPTIONS_VERSION */
+    const char *archive_path;     /**< rst_save/rst_restore file; NULL: buffers only.
+                                       Copied: the caller's string need not outlive
+                                       rst_engine_create(). */
+    const char *plugin_dir;       /**< NULL: no plugins. Copied. */
+    const char *app_version;      /**< recorded in the archive. Copied. */
+    const char *idiom;            /**< recorded in the archive. Copied. */
+    /** Asked at every save; false: RST_ERR_REJECTED, the old archive stays. NULL: yes. */
+    bool (*should_save)(rst_engine *e, void *ctx);
+    /** Asked after validation, before any other callback; `info` is valid
+     *  during the call only. false: RST_ERR_REJECTED. NULL: yes. */
+    bool (*should_restore)(rst_engine *e, const rst_archive_info *info, void *ctx);
+    /** Called after every restored object's `finished`. May be NULL. */
+    void (*did_finish_restoring)(rst_engine *e, void *ctx);
+    void       *ctx;              /**< passed to the callbacks above and to `log` */
+    uint32_t    flags;            /**< RST_ENGINE_* flags, 0 by default */
+    /** Diagnostics that change no result (a rejected plugin, a skipped
+     *  record, a set-aside archive). `message` is valid during the call.
+     *  NULL: WARNING and above go to stderr. */
+    void (*log)(rst_engine *e, int level, const char *message, void *ctx);
+} rst_engine_options;
+#define RST_ENGINE_OPTIONS_VERSION 1
+#define RST_ENGINE_OPTIONS_INIT { RST_ENGINE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL }
+
+/** Creates an engine.
+ *  @param opts required (NULL: RST_ERR_INVALID); opts->version outside
+ *         1..RST_ENGINE_OPTIONS_VERSION: RST_ERR_VERSION. Strings are copied.
+ *  @param[out] out the new engine, destroyed with rst_engine_destroy().
+ *  @return RST_OK, RST_ERR_INVALID, RST_ERR_VERSION, RST_ERR_NOMEM. */
+RST_API rst_status rst_engine_create(const rst_engine_options *opts, rst_engine **out);
+/** Destroys an engine: every object's `release` (children before parents),
+ *  then every loaded plugin's `fini`. NULL is fine. Must not be called from
+ *  one of the engine's own callbacks (it is then ignored, with an ERROR log). */
+RST_API void       rst_engine_destroy(rst_engine *e);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Objects */
+/**@{*/
+
+/** How the engine talks to a registered object. All members may be NULL.
+ *  The engine keeps the pointer: make the struct static. */
+typedef struct rst_object_callbacks {
+    void (*encode)(void *instance, rst_coder *coder);   /**< at save, archive order */
+    void (*decode)(void *instance, rst_coder *coder);   /**< at restore, pass 2 */
+    void (*finished)(void *instance);                   /**< at restore, pass 3 */
+    /** Called once when the object leaves the engine (unregistered, its
+     *  parent unregistered, or the engine destroyed), so a factory-made
+     *  instance can be freed. */
+    void (*release)(void *instance);
+} rst_object_callbacks;
+
+/** Registers an object.
+ *  @param identifier non-empty UTF-8, no '/', at most RST_MAX_IDENTIFIER_BYTES
+ *         bytes (else RST_ERR_INVALID). Copied.
+ *  @param parent NULL for a root, else an object of the same engine.
+ *  @param class_name the restoration class that can re-create it, or NULL. Copied.
+ *  @param callbacks may be NULL (an object that only scopes its children).
+ *  @param instance passed back to the callbacks; see rst_object_instance().
+ *  @param[out] out the object, or NULL if the caller does not need it.
+ *  @return RST_OK; RST_ERR_DUPLICATE if the path is taken; RST_ERR_INVALID;
+ *          RST_ERR_LIMIT past RST_MAX_TREE_DEPTH. */
+RST_API rst_status  rst_register_object(rst_engine *e, const char *identifier,
+                                        rst_object *parent, const char *class_name,
+                                        const rst_object_callbacks *callbacks,
+                                        void *instance, rst_object **out);
+/** Unregisters an object and its descendants (descendants' `release` first).
+ *  @return RST_ERR_STATE from inside any callback of a save or restore
+ *          (encode, factory, decode, finished); RST_ERR_INVALID for NULL or an
+ *          object of another engine. */
+RST_API rst_status  rst_unregister_object(rst_engine *e, rst_object *o);
+/** The object at `path` ("Tabs/Nav/List"), or NULL if none (or bad input). */
+RST_API rst_object *rst_find_object(rst_engine *e, const char *path);
+/** The instance given at registration. NULL for NULL. */
+RST_API void       *rst_object_instance(const rst_object *o);
+/** The identifier; valid while the object is registered. NULL for NULL. */
+RST_API const char *rst_object_identifier(const rst_object *o);
+/** The parent, NULL at a root (or for NULL). */
+RST_API rst_object *rst_object_parent(const rst_object *o);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Restoration classes */
+/**@{*/
+
+/** Creates the object for a record: registers it with exactly this parent
+ *  and identifier and returns it, or returns NULL to decline. `coder` can be
+ *  read (rst_decode_*) to choose what to create; it is valid during the
+ *  call. `identifier` is valid during the call. */
+typedef rst_object *(*rst_factory_fn)(rst_engine *e, rst_object *parent,
+                                      const char *identifier, rst_coder *coder,
+                                      void *ctx);
+/** Registers a host restoration class. A host class hides a plugin class of
+ *  the same name. @return RST_ERR_DUPLICATE if the name is taken. */
+RST_API rst_status rst_register_class(rst_engine *e, const char *class_name,
+                                      rst_factory_fn factory, void *ctx);
+/** Sets (or, with NULL, clears) the factory asked when no class can
+ *  re-create a record. */
+RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factory, void *ctx);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Save and restore */
+/**@{*/
+
+/** Saves every registered object to archive_path: a temporary file in the
+ *  same directory (mode 0600), fsync, rename, fsync of the directory. When it
+ *  returns RST_OK the new archive is durable; on any failure (should_save
+ *  said no: RST_ERR_REJECTED; an encode error; an I/O error) the old archive
+ *  is untouched. Clears the crash-loop marker.
+ *  @return no archive_path: RST_ERR_INVALID; a symlink, directory or other
+ *          non-regular file at archive_path: RST_ERR_IO. */
+RST_API rst_status rst_save(rst_engine *e);
+/** Restores from archive_path (see the file comment for the three passes).
+ *  Validation happens before any callback. A valid archive returns RST_OK
+ *  even when records were skipped (see rst_last_restore_report()).
+ *  @return RST_ERR_NOT_FOUND when there is no archive; RST_ERR_CORRUPT,
+ *          RST_ERR_VERSION, RST_ERR_LIMIT for a bad file; RST_ERR_REJECTED
+ *          when should_restore said no or the crash-loop guard set the
+ *          archive aside (its new name is in the message). */
+RST_API rst_status rst_restore(rst_engine *e);
+/** Saves to memory. @param[out] out a buffer to free with rst_free().
+ *  @param[out] len its length. */
+RST_API rst_status rst_save_to_buffer(rst_engine *e, void **out, size_t *len);
+/** Restores from memory (no crash-loop guard). `data` is only read during
+ *  the call. */
+RST_API rst_status rst_restore_from_buffer(rst_engine *e, const void *data, size_t len);
+/** Deletes the saved state (force-quit): the archive, its set-aside
+ *  `.crashed-*` copies, leftover temporary files and markers. RST_OK when
+ *  there was none. */
+RST_API rst_status rst_discard(rst_engine *e);
+/** Reads only the header of the archive at `path` (the whole file is still
+ *  validated). @param[out] out one allocation, strings included: rst_free() it. */
+RST_API rst_status rst_read_archive_info(const char *path, rst_archive_info **out);
+
+/** What the last restore did. */
+typedef struct rst_restore_report {
+    uint64_t archived;         /**< records in the archive */
+    uint64_t restored;         /**< objects decoded */
+    uint64_t skipped;          /**< records no object could be found or created
+                                    for, with their descendants */
+    uint64_t plugins_loaded;   /**< by this engine so far (plugins load once per engine) */
+    uint64_t plugins_rejected; /**< by this engine so far */
+} rst_restore_report;
+/** @return RST_ERR_STATE before any restore reached pass 1. */
+RST_API rst_status rst_last_restore_report(rst_engine *e, rst_restore_report *out);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Coder: encode (inside an encode callback)
+ * Keys are non-empty UTF-8 of at most RST_MAX_KEY_BYTES bytes and unique
+ * within their record (a repeat: RST_ERR_DUPLICATE). Any error fails the
+ * whole save, whatever the callback does next. Outside an encode callback:
+ * RST_ERR_STATE. */
+/**@{*/
+RST_API rst_status rst_encode_bool  (rst_coder *c, const char *key, bool v);
+RST_API rst_status rst_encode_int   (rst_coder *c, const char *key, int64_t v);
+RST_API rst_status rst_encode_double(rst_coder *c, const char *key, double v);
+/** `utf8` must be valid UTF-8 (else RST_ERR_INVALID). */
+RST_API rst_status rst_encode_string(rst_coder *c, const char *key, const char *utf8);
+/** `p` may be NULL when n is 0. */
+RST_API rst_status rst_encode_bytes (rst_coder *c, const char *key, const void *p, size_t n);
+/** A reference to another registered object of the same engine (NULL, or
+ *  an object of another engine: RST_ERR_INVALID; one registered after this
+ *  save began: RST_ERR_STATE). */
+RST_API rst_status rst_encode_object(rst_coder *c, const char *key, rst_object *ref);
+RST_API rst_status rst_encode_int_array   (rst_coder *c, const char *key, const int64_t *v, size_t n);
+RST_API rst_status rst_encode_string_array(rst_coder *c, const char *key, const char *const *v, size_t n);
+/** Opens a nested keyed record under `key`; values go into it until the
+ *  matching rst_encode_end_record(). Depth is limited by RST_MAX_RECORD_DEPTH.
+ *  A record left open when the callback returns fails the save. */
+RST_API rst_status rst_encode_begin_record(rst_coder *c, const char *key);
+RST_API rst_status rst_encode_end_record  (rst_coder *c);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Coder: decode (inside decode, or a factory's coder)
+ * A missing key: RST_ERR_NOT_FOUND; a key of another type: RST_ERR_TYPE;
+ * outputs are untouched on error. Strings and bytes are borrowed: valid until
+ * the callback returns; strings are NUL-terminated and `len` (which may be
+ * NULL) excludes the NUL. */
+/**@{*/
+/** True when the record holds `key`, whatever its value (a stored false, 0,
+ *  0.0, "" or empty bytes included). */
+RST_API bool       rst_coder_contains (rst_coder *c, const char *key);
+RST_API rst_status rst_decode_bool    (rst_coder *c, const char *key, bool *out);
+RST_API rst_status rst_decode_int     (rst_coder *c, const char *key, int64_t *out);
+RST_API rst_status rst_decode_double  (rst_coder *c, const char *key, double *out);
+RST_API rst_status rst_decode_string  (rst_coder *c, const char *key, const char **out, size_t *len);
+/** Empty bytes give a non-NULL pointer and len 0. */
+RST_API rst_status rst_decode_bytes   (rst_coder *c, const char *key, const void **out, size_t *len);
+/** The referenced object. During pass 1 (a factory's coder) a record not yet
+ *  materialized: RST_ERR_STATE. A reference to a skipped record:
+ *  RST_ERR_NOT_FOUND. */
+RST_API rst_status rst_decode_object  (rst_coder *c, const char *key, rst_object **out);
+/** Copies the array into buf. `count` is required and always set (also on
+ *  RST_ERR_LIMIT); cap < count: RST_ERR_LIMIT, so buf NULL, cap 0 asks for
+ *  the count. */
+RST_API rst_status rst_decode_int_array(rst_coder *c, const char *key,
+                                        int64_t *buf, size_t cap, size_t *count);
+/** Element `index` of a string array. `count` (may be NULL) is always set
+ *  when the key holds a string array; index out of range: RST_ERR_NOT_FOUND. */
+RST_API rst_status rst_decode_string_array(rst_coder *c, const char *key, size_t index,
+                                           const char **out, size_t *len, size_t *count);
+/** Enters the nested record under `key`; rst_decode_end_record() leaves it.
+ *  An unbalanced begin is harmless: the coder resets when the callback returns. */
+RST_API rst_status rst_decode_begin_record(rst_coder *c, const char *key);
+/** @return RST_ERR_STATE at the object's top level. */
+RST_API rst_status rst_decode_end_record  (rst_coder *c);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/* Additions beyond the v1 contract (appended; see docs/ARCHITECTURE.md).   */
+/* ------------------------------------------------------------------------ */
+
+/** The type of a stored value (rst_coder_value_type()). Stable numbers. */
+typedef enum rst_value_type {
+    RST_TYPE_NONE         = 0,  /**< no such key */
+    RST_TYPE_BOOL         = 1,
+    RST_TYPE_INT          = 2,
+    RST_TYPE_DOUBLE       = 3,
+    RST_TYPE_STRING       = 4,
+    RST_TYPE_BYTES        = 5,
+    RST_TYPE_OBJECT       = 6,
+    RST_TYPE_INT_ARRAY    = 7,
+    RST_TYPE_STRING_ARRAY = 8,
+    RST_TYPE_RECORD       = 9,
+    RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
+} rst_value_type;
+
+/** The type stored under `key` in the current record (RST_TYPE_NONE if the
+ *  key is absent, or on misuse: then rst_last_error() says why). Works in
+ *  encode callbacks too, for keys already written. */
+RST_API rst_value_type rst_coder_value_type(rst_coder *c, const char *key);
+
+/** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it. */
+RST_API rst_status rst_object_path(const rst_object *o, char **out);
+/** The class name given at registration, or NULL. Valid while registered. */
+RST_API const char *rst_object_class_name(const rst_object *o);
+
+/** State of one plugin file (rst_plugin_info.state). */
+typedef enum rst_plugin_state {
+    RST_PLUGIN_DISCOVERED = 0,  /**< found, not loaded yet (loading is lazy) */
+    RST_PLUGIN_LOADED     = 1,  /**< manifest accepted, init succeeded */
+    RST_PLUGIN_REJECTED   = 2   /**< see reason */
+} rst_plugin_state;
+
+/** One class a plugin offers. */
+typedef struct rst_plugin_class_info {
+    const char *class_name;
+    const char *factory_symbol;
+    const char *signature;
+    bool        usable;         /**< false: rejected or lost to another plugin */
+    const char *reason;         /**< why not usable; "" when usable */
+} rst_plugin_class_info;
+
+/** One file in plugin_dir. */
+typedef struct rst_plugin_info {
+    const char *path;           /**< absolute path of the file */
+    const char *name;           /**< manifest name ("" before loading or if rejected early) */
+    const char *version;        /**< manifest version ("" likewise) */
+    rst_plugin_state state;
+    const char *reason;         /**< why rejected; "" otherwise */
+    size_t      class_count;
+    const rst_plugin_class_info *classes;
+} rst_plugin_info;
+
+/** Loads every plugin of plugin_dir now, as a restore that needs an unknown
+ *  class would (once per engine; later calls return RST_OK at once).
+ *  @return RST_ERR_INVALID without plugin_dir; RST_ERR_IO if it cannot be
+ *          read. Rejected plugins are not an error: see rst_list_plugins(). */
+RST_API rst_status rst_load_plugins(rst_engine *e);
+/** Lists the files of plugin_dir (sorted by name) with their state, classes
+ *  and rejection reasons, without loading anything.
+ *  @param[out] out one allocation holding the array and all its strings:
+ *         rst_free() it. NULL with *count 0 when there are none.
+ *  @param[out] count number of entries. */
+RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RESTORATION_H */

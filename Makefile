@@ -1,0 +1,42 @@
+# Restoration: the two commands of the README, and a few more.
+#   make demo    build, then run the countries app twice: save, exit, relaunch, restore through plugins
+#   make test    every test (Swift and C), exactly what CI runs
+SHELL := /bin/bash
+CONFIG ?= debug
+SWIFT_BUILD := swift build -c $(CONFIG)
+DEMO_DIR ?= demo-state
+
+.PHONY: deps build demo test bench install-check clean
+
+# A fresh machine may lack libffi's headers (Debian: libffi-dev).
+deps:
+	@if ! pkg-config --exists libffi 2>/dev/null; then \
+	  echo "installing libffi-dev"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libffi-dev pkg-config; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libffi-dev pkg-config; fi; \
+	fi
+
+build: deps
+	$(SWIFT_BUILD) --product restoration
+	$(SWIFT_BUILD) --product countries_detail
+	$(SWIFT_BUILD) --product CountriesPanesPlugin
+
+demo: build
+	@set -e; BIN=$$($(SWIFT_BUILD) --show-bin-path); \
+	rm -rf $(DEMO_DIR); mkdir -p $(DEMO_DIR)/plugins; chmod 755 $(DEMO_DIR) $(DEMO_DIR)/plugins; \
+	install -m 644 $$BIN/libcountries_detail.so $$BIN/libCountriesPanesPlugin.so $(DEMO_DIR)/plugins/; \
+	cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/countries-c/countries.c \
+	   -L$$BIN -lrestoration -Wl,-rpath,$$BIN -o $(DEMO_DIR)/countries; \
+	echo; ./$(DEMO_DIR)/countries $(DEMO_DIR) first; \
+	echo; ./$(DEMO_DIR)/countries $(DEMO_DIR) relaunch; \
+	echo; echo "== the saved archive, as restorectl sees it"; \
+	$(SWIFT_BUILD) --product restorectl >/dev/null && $$BIN/restorectl inspect $(DEMO_DIR)/countries.rst
+
+test: deps
+	swift test
+
+bench: deps
+	swift run -c release restore-bench
+
+clean:
+	rm -rf .build $(DEMO_DIR)

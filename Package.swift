@@ -1,0 +1,66 @@
+// swift-tools-version: 6.1
+//
+// Restoration: state preservation and restoration for Linux programs.
+// One core, thin edges — see docs/ARCHITECTURE.md.
+//
+//   CRestoration        Include/: the public C headers (header-only C target)
+//   RestorationArchive  the archive codec: writer, validating reader (pure Swift)
+//   RestorationCore     object registry, coder, restore planner, engine, file store (pure Swift)
+//   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi
+//   RestorationC        the C ABI (@c @implementation of Include/restoration.h) -> librestoration.so
+//   Restoration         the Swift API (StateRestoring, RestorationEngine, RestorationCoder)
+import PackageDescription
+
+let package = Package(
+    name: "Restoration",
+    products: [
+        .library(name: "restoration", type: .dynamic, targets: ["RestorationC"]),
+        .library(name: "Restoration", targets: ["Restoration"]),
+        .library(name: "RestorationPluginKit", targets: ["RestorationPluginKit"]),
+        // Example plugins (Plugins/): a C one and a Swift one, used by the demo.
+        .library(name: "countries_detail", type: .dynamic, targets: ["CountriesDetailPlugin"]),
+        .library(name: "CountriesPanesPlugin", type: .dynamic, targets: ["CountriesPanesPlugin"]),
+        .executable(name: "restorectl", targets: ["restorectl"]),
+        .executable(name: "restore-bench", targets: ["restore-bench"]),
+        .executable(name: "countries-swift", targets: ["countries-swift"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "CRestoration", path: "Include", publicHeadersPath: "."),
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi",
+                       providers: [.apt(["libffi-dev"])]),
+
+        .target(name: "RestorationArchive"),
+        .target(name: "RestorationCore", dependencies: ["RestorationArchive"]),
+        .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
+        .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"]),
+        .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins"]),
+        // Helper for plugins written in Swift: depends on the C headers only (never on the core).
+        .target(name: "RestorationPluginKit", dependencies: ["CRestoration"]),
+
+        .target(name: "CountriesDetailPlugin", dependencies: ["CRestoration"],
+                path: "Plugins/countries-detail", publicHeadersPath: "."),
+        .target(name: "CountriesPanesPlugin", dependencies: ["RestorationPluginKit", "CRestoration"],
+                path: "Plugins/countries-panes"),
+
+        .executableTarget(name: "restorectl", dependencies: [
+            "Restoration", "RestorationCore", "RestorationArchive",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "restore-bench", dependencies: [
+            "RestorationC", "CRestoration", "RestorationArchive",
+        ]),
+        .executableTarget(name: "countries-swift", dependencies: ["Restoration"],
+                          path: "Examples/countries-swift"),
+
+        .testTarget(name: "RestorationArchiveTests", dependencies: ["RestorationArchive"]),
+        .testTarget(name: "RestorationCoreTests", dependencies: ["RestorationCore", "RestorationArchive"]),
+        .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"]),
+        .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
+        .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore"]),
+        .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

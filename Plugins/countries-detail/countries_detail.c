@@ -1,0 +1,2 @@
+/* TEMPORARY placeholder */
+int countries_detail_placeholder(void) { return 0; }

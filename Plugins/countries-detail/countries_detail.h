@@ -1,0 +1,4 @@
+/* TEMPORARY placeholder */
+#ifndef CD_H
+#define CD_H
+#endif

@@ -1,0 +1,1 @@
+// TEMPORARY placeholder until this target's owner writes it.

@@ -1,0 +1,303 @@
+// ArchiveDocument: a whole archive as plain Swift values, for tools
+// (inspect, JSON round trip, diff). Not for the hot path: the engine uses
+// ArchiveReader and ArchiveWriter directly.
+
+public indirect enum ArchiveValue: Equatable {
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case bytes([UInt8])
+    case object(record: Int)
+    case intArray([Int64])
+    case stringArray([String])
+    case record([ArchiveEntry])
+    /// A value of a future type (tag 10...15), kept as its raw payload.
+    case unknown(tag: UInt8, payload: [UInt8])
+
+    /// The tag this value is written with.
+    public var rawTag: UInt8 {
+        switch self {
+        case .bool(let b): return b ? 1 : 0
+        case .int: return 2
+        case .double: return 3
+        case .string: return 4
+        case .bytes: return 5
+        case .object: return 6
+        case .intArray: return 7
+        case .stringArray: return 8
+        case .record: return 9
+        case .unknown(let t, _): return t
+        }
+    }
+
+    /// Equality that treats two NaN doubles with the same bit pattern as
+    /// equal (the synthesized == follows IEEE-754, where NaN != NaN).
+    public func isIdentical(to other: ArchiveValue) -> Bool {
+        switch (self, other) {
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
+        case (.record(let a), .record(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value.isIdentical(to: $1.value) }
+        default: return self == other
+        }
+    }
+}
+
+public struct ArchiveEntry: Equatable {
+    public var key: String
+    public var value: ArchiveValue
+    public init(key: String, value: ArchiveValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
+public struct ArchiveObject: Equatable {
+    public var identifier: String
+    /// Index of the parent in ArchiveDocument.objects (an earlier object), nil for a root.
+    public var parent: Int?
+    public var className: String?
+    public var entries: [ArchiveEntry]
+    public init(identifier: String, parent: Int? = nil, className: String? = nil, entries: [ArchiveEntry] = []) {
+        self.identifier = identifier
+        self.parent = parent
+        self.className = className
+        self.entries = entries
+    }
+}
+
+public struct ArchiveDocument: Equatable {
+    public var info: ArchiveInfo
+    /// In archive order: a parent before its children.
+    public var objects: [ArchiveObject]
+
+    public init(info: ArchiveInfo, objects: [ArchiveObject]) {
+        self.info = info
+        self.objects = objects
+    }
+
+    /// Decodes every record of a (validated) reader.
+    public init(reader: ArchiveReader) {
+        info = reader.info
+        var objs: [ArchiveObject] = []
+        objs.reserveCapacity(reader.recordCount)
+        for r in 0..<reader.recordCount {
+            objs.append(ArchiveObject(
+                identifier: reader.name(reader.identifier(ofRecord: r)),
+                parent: reader.parent(ofRecord: r),
+                className: reader.className(ofRecord: r).map { reader.name($0) },
+                entries: ArchiveDocument.entries(reader, reader.fields(ofRecord: r))))
+        }
+        objects = objs
+    }
+
+    public init(bytes: [UInt8]) throws(ArchiveFailure) {
+        self.init(reader: try ArchiveReader(bytes: bytes))
+    }
+
+    static func entries(_ r: ArchiveReader, _ range: ArchiveReader.FieldRange) -> [ArchiveEntry] {
+        var out: [ArchiveEntry] = []
+        r.forEachField(in: range) { f in
+            let value: ArchiveValue
+            switch f.rawTag {
+            case 0, 1: value = .bool(r.bool(f))
+            case 2: value = .int(r.int(f))
+            case 3: value = .double(r.double(f))
+            case 4: value = .string(r.string(f))
+            case 5: value = .bytes(Array(r.bytes(f)))
+            case 6: value = .object(record: r.objectRecord(f))
+            case 7:
+                let n = r.intArrayCount(f)
+                value = .intArray([Int64](unsafeUninitializedCapacity: n) { buf, count in
+                    r.intArray(f, into: buf)
+                    count = n
+                })
+            case 8:
+                var a: [String] = []
+                a.reserveCapacity(r.stringArrayCount(f))
+                r.forEachStringArrayElement(f) { a.append(String(decoding: $0, as: UTF8.self)) }
+                value = .stringArray(a)
+            case 9: value = .record(entries(r, r.recordFields(f)))
+            default: value = .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
+            }
+            out.append(ArchiveEntry(key: r.keyName(f.key), value: value))
+        }
+        return out
+    }
+
+    /// The path of object `index`, "Tabs/Nav/List" (stops at a parent that
+    /// is not an earlier object).
+    public func path(of index: Int) -> String {
+        guard index >= 0 && index < objects.count else { return "" }
+        var comps: [String] = []
+        var i = index
+        while true {
+            comps.append(objects[i].identifier)
+            guard let p = objects[i].parent, p >= 0, p < i else { break }
+            i = p
+        }
+        return comps.reversed().joined(separator: "/")
+    }
+
+    /// Writes the document through ArchiveWriter (info.savedAtMs and the info
+    /// strings are kept; formatVersion and objectCount are set by the writer).
+    /// Everything the reader would reject is refused first, with a message
+    /// naming the object index, its path and the key: `.state` for invalid
+    /// content (identifier rules, parent order, duplicate paths or keys,
+    /// references out of range, NUL in strings, bad tags), `.limit` for limits.
+    public func encode() throws(WriteFailure) -> [UInt8] {
+        if objects.count > ArchiveLimits.maxObjects {
+            throw WriteFailure.limit("the document has \(objects.count) objects, more than the limit of \(ArchiveLimits.maxObjects)")
+        }
+        var w = ArchiveWriter(estimatedObjects: objects.count)
+        var depths: [Int] = []
+        depths.reserveCapacity(objects.count)
+        struct PathKey: Hashable { var parent: Int; var identifier: String }
+        var paths = Set<PathKey>()
+        for (i, o) in objects.enumerated() {
+            func where_() -> String { "object \(i) (\(path(of: i)))" }
+            let idBytes = o.identifier.utf8.count
+            if idBytes == 0 { throw WriteFailure.state("\(where_()): the identifier is empty") }
+            if idBytes > ArchiveLimits.maxIdentifierBytes {
+                throw WriteFailure.limit("\(where_()): the identifier has \(idBytes) bytes, more than \(ArchiveLimits.maxIdentifierBytes)")
+            }
+            if o.identifier.utf8.contains(0x2F) { throw WriteFailure.state("\(where_()): the identifier '\(o.identifier)' contains '/'") }
+            if o.identifier.utf8.contains(0) { throw WriteFailure.state("\(where_()): the identifier contains a NUL byte") }
+            var depth = 0
+            if let p = o.parent {
+                guard p >= 0 && p < i else {
+                    throw WriteFailure.state("\(where_()): parent \(p) is not an earlier object")
+                }
+                depth = depths[p] + 1
+                if depth > ArchiveLimits.maxTreeDepth {
+                    throw WriteFailure.limit("\(where_()): the parent chain is \(depth) deep, more than \(ArchiveLimits.maxTreeDepth)")
+                }
+            }
+            depths.append(depth)
+            if !paths.insert(PathKey(parent: o.parent ?? -1, identifier: o.identifier)).inserted {
+                throw WriteFailure.state("\(where_()): another object already has this path")
+            }
+            var classIndex: UInt32? = nil
+            if let c = o.className {
+                let n = c.utf8.count
+                if n == 0 { throw WriteFailure.state("\(where_()): the class name is empty") }
+                if n > ArchiveLimits.maxClassNameBytes {
+                    throw WriteFailure.limit("\(where_()): the class name has \(n) bytes, more than \(ArchiveLimits.maxClassNameBytes)")
+                }
+                if c.utf8.contains(0) { throw WriteFailure.state("\(where_()): the class name contains a NUL byte") }
+                classIndex = ArchiveDocument.intern(c, &w, key: false)
+            }
+            let ident = ArchiveDocument.intern(o.identifier, &w, key: false)
+            w.beginObject(identifier: ident, parent: o.parent, className: classIndex)
+            try writeEntries(o.entries, &w, object: i, trail: [])
+            try w.endObject()
+        }
+        var info = self.info
+        info.formatVersion = 1
+        return try w.finish(info: info)
+    }
+
+    static func intern(_ s: String, _ w: inout ArchiveWriter, key: Bool) -> UInt32 {
+        var s = s
+        return s.withUTF8 { u in
+            let raw = UnsafeRawBufferPointer(u)
+            return key ? w.key(raw) : w.name(raw)
+        }
+    }
+
+    func writeEntries(_ entries: [ArchiveEntry], _ w: inout ArchiveWriter, object i: Int, trail: [String]) throws(WriteFailure) {
+        if entries.count > ArchiveLimits.maxValuesPerRecord {
+            throw WriteFailure.limit("object \(i) (\(path(of: i)))\(trail.isEmpty ? "" : ", key '\(trail.joined(separator: "."))'"): \(entries.count) values in one record, more than \(ArchiveLimits.maxValuesPerRecord)")
+        }
+        for e in entries {
+            let keyPath = (trail + [e.key]).joined(separator: ".")
+            func fail(_ what: String) -> WriteFailure {
+                .state("object \(i) (\(path(of: i))), key '\(keyPath)': \(what)")
+            }
+            let kb = e.key.utf8.count
+            if kb == 0 { throw fail("the key is empty") }
+            if kb > ArchiveLimits.maxKeyBytes {
+                throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': the key has \(kb) bytes, more than \(ArchiveLimits.maxKeyBytes)")
+            }
+            if e.key.utf8.contains(0) { throw fail("the key contains a NUL byte") }
+            let k = ArchiveDocument.intern(e.key, &w, key: true)
+            if w.rawTag(ofKey: k) != nil { throw fail("the key appears twice in the same record") }
+            do throws(WriteFailure) {
+                switch e.value {
+                case .bool(let b): try w.writeBool(k, b)
+                case .int(let v): try w.writeInt(k, v)
+                case .double(let d): try w.writeDouble(k, d)
+                case .string(var s):
+                    if s.utf8.contains(0) { throw fail("the string contains a NUL byte") }
+                    try typed { try s.withUTF8 { u in try w.writeString(k, UnsafeRawBufferPointer(u)) } }
+                case .bytes(let b):
+                    try typed { try b.withUnsafeBytes { u in try w.writeBytes(k, u) } }
+                case .object(let r):
+                    if r < 0 || r >= objects.count {
+                        throw fail("the object reference \(r) is out of range (\(objects.count) objects)")
+                    }
+                    try w.writeObject(k, record: r)
+                case .intArray(let a):
+                    try typed { try a.withUnsafeBufferPointer { u in try w.writeIntArray(k, u) } }
+                case .stringArray(let a):
+                    var utf8: [[UInt8]] = []
+                    utf8.reserveCapacity(a.count)
+                    for (n, s) in a.enumerated() {
+                        if s.utf8.contains(0) { throw fail("string array element \(n) contains a NUL byte") }
+                        utf8.append(Array(s.utf8))
+                    }
+                    try ArchiveDocument.writeStringArray(k, utf8, &w)
+                case .record(let sub):
+                    if trail.count + 1 > ArchiveLimits.maxRecordDepth {
+                        throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': nested records deeper than \(ArchiveLimits.maxRecordDepth)")
+                    }
+                    try w.beginRecord(k)
+                    try writeEntries(sub, &w, object: i, trail: trail + [e.key])
+                    try w.endRecord()
+                case .unknown(let tag, let payload):
+                    if tag < 10 || tag > 15 { throw fail("unknown value tag \(tag) is not a future tag (10...15)") }
+                    try typed { try payload.withUnsafeBytes { u in try w.writeUnknown(k, tag: tag, payload: u) } }
+                }
+            } catch {
+                switch error {
+                case .duplicateKey: throw fail("the key appears twice in the same record")
+                case .limit(let m) where !m.hasPrefix("object "):
+                    throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': \(m)")
+                default: throw error
+                }
+            }
+        }
+    }
+
+    static func writeStringArray(_ k: UInt32, _ elements: [[UInt8]], _ w: inout ArchiveWriter) throws(WriteFailure) {
+        // Pin every element's storage for the duration of the call.
+        var pointers: [UnsafeRawBufferPointer] = []
+        pointers.reserveCapacity(elements.count)
+        let total = elements.reduce(0) { $0 + $1.count }
+        var arena = [UInt8]()
+        arena.reserveCapacity(total)
+        for e in elements { arena.append(contentsOf: e) }
+        try typed {
+            try arena.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
+                var off = 0
+                for e in elements {
+                    pointers.append(UnsafeRawBufferPointer(rebasing: all[off..<(off + e.count)]))
+                    off += e.count
+                }
+                try w.writeStringArray(k, pointers)
+            }
+        }
+    }
+}
+
+/// Runs a body that throws only WriteFailure through a rethrowing API.
+@inline(__always)
+func typed<R>(_ body: () throws -> R) throws(WriteFailure) -> R {
+    do {
+        return try body()
+    } catch let e as WriteFailure {
+        throw e
+    } catch {
+        throw WriteFailure.state("\(error)")
+    }
+}

@@ -1,0 +1,423 @@
+// ArchiveReader: an immutable, fully validated view of one archive.
+//
+// `init` copies the bytes, validates everything (see Validator.swift and
+// docs/FORMAT.md), and builds the indexes the accessors use: per-record
+// identifier/parent/class/depth/field range, the key and name tables with
+// hash lookups, and the object references of each record (CSR arrays).
+// After `init` the reader is never mutated, so it can be read from several
+// threads at once.
+
+public final class ArchiveReader {
+    /// What the archive says about itself.
+    public let info: ArchiveInfo
+
+    @usableFromInline let _storage: ReaderStorage
+    @usableFromInline let _base: UnsafeRawPointer
+    @usableFromInline let _byteCount: Int
+    @usableFromInline let _recordCount: Int
+    @usableFromInline let _keyCount: Int
+    @usableFromInline let _nameCount: Int
+    @usableFromInline let _records: UnsafePointer<RecordInfo>
+    @usableFromInline let _keys: UnsafePointer<StrRef>
+    @usableFromInline let _names: UnsafePointer<StrRef>
+    @usableFromInline let _keySlots: UnsafePointer<UInt64>
+    @usableFromInline let _keyMask: Int
+    @usableFromInline let _nameSlots: UnsafePointer<UInt64>
+    @usableFromInline let _nameMask: Int
+    @usableFromInline let _refStart: UnsafePointer<Int32>
+    @usableFromInline let _refs: UnsafePointer<Int32>
+    @usableFromInline let _hasForwardReferences: Bool
+
+    /// Copies the bytes into memory the reader owns, then validates all of it.
+    public convenience init(bytes: UnsafeRawBufferPointer) throws(ArchiveFailure) {
+        let (st, info, forward, masks) = try ArchiveReader.validate(bytes)
+        self.init(storage: st, info: info, forward: forward, masks: masks)
+    }
+
+    public convenience init(bytes: [UInt8]) throws(ArchiveFailure) {
+        let r: Result<(ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)), ArchiveFailure> =
+            bytes.withUnsafeBytes { buf in
+                do throws(ArchiveFailure) {
+                    return .success(try ArchiveReader.validate(buf))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        let (st, info, forward, masks) = try r.get()
+        self.init(storage: st, info: info, forward: forward, masks: masks)
+    }
+
+    /// masks: (byteCount, keyCount, nameCount, keyMask, nameMask)
+    static func validate(_ buf: UnsafeRawBufferPointer) throws(ArchiveFailure)
+        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)) {
+        let (st, info, forward, counts) = try Validator.runForReader(buf)
+        return (st, info, forward, counts)
+    }
+
+    init(storage st: ReaderStorage, info: ArchiveInfo, forward: Bool, masks: (Int, Int, Int, Int, Int)) {
+        self.info = info
+        _storage = st
+        _base = UnsafeRawPointer(st.bytes!)
+        _byteCount = masks.0
+        _recordCount = Int(info.objectCount)
+        _keyCount = masks.1
+        _nameCount = masks.2
+        _keyMask = masks.3
+        _nameMask = masks.4
+        _records = UnsafePointer(st.records!)
+        _keys = UnsafePointer(st.keys!)
+        _names = UnsafePointer(st.names!)
+        _keySlots = UnsafePointer(st.keySlots!)
+        _nameSlots = UnsafePointer(st.nameSlots!)
+        _refStart = UnsafePointer(st.refStart!)
+        _refs = UnsafePointer(st.refs!)
+        _hasForwardReferences = forward
+    }
+
+    // MARK: - Sizes
+
+    /// Bytes of the archive, checksum included.
+    @inlinable public var byteCount: Int { _byteCount }
+    @inlinable public var recordCount: Int { _recordCount }
+    @inlinable public var keyCount: Int { _keyCount }
+    @inlinable public var nameCount: Int { _nameCount }
+
+    /// The whole archive (valid while the reader lives).
+    @inlinable public var archiveBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: _base, count: _byteCount)
+    }
+
+    // MARK: - Records
+
+    @inlinable @inline(__always)
+    func _record(_ r: Int) -> RecordInfo {
+        precondition(r >= 0 && r < _recordCount, "record index out of range")
+        return _records[r]
+    }
+
+    /// The identifier of record r, as a name index.
+    @inlinable public func identifier(ofRecord r: Int) -> UInt32 { _record(r).identifier }
+
+    /// The parent of record r (always an earlier record), nil for a root.
+    @inlinable public func parent(ofRecord r: Int) -> Int? {
+        let p = _record(r).parent
+        return p < 0 ? nil : Int(p)
+    }
+
+    /// The class name of record r, as a name index, or nil.
+    @inlinable public func className(ofRecord r: Int) -> UInt32? {
+        let c = _record(r).classPlusOne
+        return c == 0 ? nil : c &- 1
+    }
+
+    /// Length of the parent chain of record r (a root is 0).
+    @inlinable public func depth(ofRecord r: Int) -> Int { Int(_record(r).depth) }
+
+    /// The path of record r, "Tabs/Nav/List".
+    public func path(ofRecord r: Int) -> String {
+        var comps: [UnsafeRawBufferPointer] = []
+        var i = r
+        var total = 0
+        while true {
+            let rec = _record(i)
+            let s = nameBytes(rec.identifier)
+            comps.append(s)
+            total += s.count + 1
+            if rec.parent < 0 { break }
+            i = Int(rec.parent)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        for (n, c) in comps.reversed().enumerated() {
+            if n > 0 { out.append(0x2F) }
+            out.append(contentsOf: c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Object references made by record r, nested records included (int
+    /// arrays are not references), as record indexes in field order.
+    @inlinable public func references(ofRecord r: Int) -> UnsafeBufferPointer<Int32> {
+        precondition(r >= 0 && r < _recordCount, "record index out of range")
+        let s = Int(_refStart[r])
+        return UnsafeBufferPointer(start: _refs + s, count: Int(_refStart[r &+ 1]) &- s)
+    }
+
+    /// True if a record references itself or a later record.
+    @inlinable public var hasForwardReferences: Bool { _hasForwardReferences }
+
+    // MARK: - Strings
+
+    @inlinable public func nameBytes(_ index: UInt32) -> UnsafeRawBufferPointer {
+        precondition(Int(index) < _nameCount, "name index out of range")
+        let s = _names[Int(index)]
+        return UnsafeRawBufferPointer(start: _base + Int(s.start), count: Int(s.len))
+    }
+
+    public func name(_ index: UInt32) -> String {
+        String(decoding: nameBytes(index), as: UTF8.self)
+    }
+
+    @inlinable public func keyBytes(_ index: UInt32) -> UnsafeRawBufferPointer {
+        precondition(Int(index) < _keyCount, "key index out of range")
+        let s = _keys[Int(index)]
+        return UnsafeRawBufferPointer(start: _base + Int(s.start), count: Int(s.len))
+    }
+
+    public func keyName(_ index: UInt32) -> String {
+        String(decoding: keyBytes(index), as: UTF8.self)
+    }
+
+    @inlinable @inline(__always)
+    func _lookup(_ slots: UnsafePointer<UInt64>, _ mask: Int, _ strs: UnsafePointer<StrRef>,
+                 _ utf8: UnsafeRawBufferPointer) -> UInt32? {
+        let n = utf8.count
+        let h = hashBytes(utf8.baseAddress, n)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let e = slots[i]
+            if e == 0 { return nil }
+            if UInt32(truncatingIfNeeded: e &>> 32) == h {
+                let idx = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) &- 1
+                let s = strs[idx]
+                if Int(s.len) == n && bytesEqual(_base + Int(s.start), utf8.baseAddress, n) {
+                    return UInt32(truncatingIfNeeded: idx)
+                }
+            }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    /// The index of a key, or nil if the archive has no such key. Allocates nothing.
+    @inlinable public func keyIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
+        _lookup(_keySlots, _keyMask, _keys, utf8)
+    }
+
+    /// The index of a name (identifier or class name), or nil. Allocates nothing.
+    @inlinable public func nameIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
+        _lookup(_nameSlots, _nameMask, _names, utf8)
+    }
+
+    // MARK: - Fields
+
+    /// A byte range of fields: an object's own, or a nested record's.
+    public struct FieldRange: Equatable, Sendable {
+        public var start: Int
+        public var end: Int
+        @inlinable public init(start: Int, end: Int) {
+            self.start = start
+            self.end = end
+        }
+    }
+
+    /// One field. `payload` is the offset of the value's content after any
+    /// length prefix (for tags 4, 5, 7, 8, 9 and 10...15 the content is
+    /// exactly payload..<end; for an int or a reference, the varint; for a
+    /// double, the 8 bytes; for a bool, payload == end).
+    public struct Field: Equatable, Sendable {
+        public var key: UInt32
+        public var rawTag: UInt8
+        public var payload: Int
+        public var end: Int
+        @inlinable public init(key: UInt32, rawTag: UInt8, payload: Int, end: Int) {
+            self.key = key
+            self.rawTag = rawTag
+            self.payload = payload
+            self.end = end
+        }
+        /// nil for a future type (raw tag 10...15).
+        @inlinable public var tag: ValueTag? { ValueTag(rawValue: rawTag) }
+    }
+
+    /// The object-level fields of record r.
+    @inlinable public func fields(ofRecord r: Int) -> FieldRange {
+        let rec = _record(r)
+        return FieldRange(start: Int(rec.fieldsStart), end: Int(rec.fieldsEnd))
+    }
+
+    /// Parses the field at `pos`, never reading at or past `limit`; nil if it
+    /// does not fit (only possible for a position that is not a field start).
+    @inlinable @inline(__always)
+    func _field(at pos: Int, limit: Int) -> Field? {
+        var p = pos
+        let h = _base.load(fromByteOffset: p, as: UInt8.self)
+        p &+= 1
+        var key = UInt32(h &>> 4)
+        let tag = h & 0x0F
+        if _slowPath(key == 15) {
+            let ext = readVarintBounded(_base, &p, limit)
+            key = UInt32(truncatingIfNeeded: ext &+ 15)
+        }
+        let payload: Int
+        var end: Int
+        switch tag {
+        case 0, 1:
+            payload = p
+            end = p
+        case 2, 6:
+            payload = p
+            skipVarintBounded(_base, &p, limit)
+            end = p
+        case 3:
+            payload = p
+            end = p &+ 8
+        default:
+            let len = readVarintBounded(_base, &p, limit)
+            if _slowPath(len > UInt64(max(0, limit &- p))) { return nil }
+            payload = p
+            end = p &+ Int(truncatingIfNeeded: len)
+        }
+        if _slowPath(end > limit) { return nil }
+        return Field(key: key, rawTag: tag, payload: payload, end: end)
+    }
+
+    @inlinable @inline(__always)
+    func _valid(_ range: FieldRange) -> Bool {
+        range.start >= 0 && range.start <= range.end && range.end <= _byteCount
+    }
+
+    /// Finds `key` in the range. The scan starts at `hint` (a byte offset in
+    /// the range that a previous `find` on the same range returned; anything
+    /// outside the range means range.start) and wraps around to range.start.
+    /// On success `hint` is set to the end of the found field, so reading keys
+    /// in the order they were written costs O(1) each.
+    @inlinable
+    public func find(_ key: UInt32, in range: FieldRange, hint: inout Int) -> Field? {
+        guard _valid(range) else { return nil }
+        let start = range.start, end = range.end
+        let first = (hint > start && hint < end) ? hint : start
+        var pos = first
+        while pos < end {
+            guard let f = _field(at: pos, limit: end) else { break }
+            if f.key == key {
+                hint = f.end
+                return f
+            }
+            pos = f.end
+        }
+        pos = start
+        while pos < first {
+            guard let f = _field(at: pos, limit: end) else { return nil }
+            if f.key == key {
+                hint = f.end
+                return f
+            }
+            pos = f.end
+        }
+        return nil
+    }
+
+    /// Every field of the range in order, future types included (their
+    /// `tag` is nil).
+    @inlinable
+    public func forEachField(in range: FieldRange, _ body: (Field) throws -> Void) rethrows {
+        guard _valid(range) else { return }
+        var pos = range.start
+        while pos < range.end {
+            guard let f = _field(at: pos, limit: range.end) else { return }
+            try body(f)
+            pos = f.end
+        }
+    }
+
+    // MARK: - Payloads (for fields of this reader with the matching tag)
+
+    @inlinable public func bool(_ f: Field) -> Bool { f.rawTag == ValueTag.boolTrue.rawValue }
+
+    @inlinable public func int(_ f: Field) -> Int64 {
+        var p = f.payload
+        return unzigzag(readVarintBounded(_base, &p, min(f.end, _byteCount)))
+    }
+
+    @inlinable public func double(_ f: Field) -> Double {
+        guard f.payload >= 0 && f.payload &+ 8 <= _byteCount else { return .nan }
+        return Double(bitPattern: UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: f.payload, as: UInt64.self)))
+    }
+
+    /// The content of a string or bytes value (no NUL terminator).
+    @inlinable public func bytes(_ f: Field) -> UnsafeRawBufferPointer {
+        guard f.payload >= 0 && f.payload <= f.end && f.end <= _byteCount else {
+            return UnsafeRawBufferPointer(start: _base, count: 0)
+        }
+        return UnsafeRawBufferPointer(start: _base + f.payload, count: f.end &- f.payload)
+    }
+
+    /// The string value as a Swift String.
+    public func string(_ f: Field) -> String {
+        String(decoding: bytes(f), as: UTF8.self)
+    }
+
+    @inlinable public func objectRecord(_ f: Field) -> Int {
+        var p = f.payload
+        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+    }
+
+    @inlinable public func intArrayCount(_ f: Field) -> Int {
+        var p = f.payload
+        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+    }
+
+    /// Copies the elements into `buffer` (at most buffer.count of them).
+    @inlinable public func intArray(_ f: Field, into buffer: UnsafeMutableBufferPointer<Int64>) {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        let count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        let n = min(count, buffer.count)
+        var i = 0
+        while i < n {
+            buffer[i] = unzigzag(readVarintBounded(_base, &p, limit))
+            i &+= 1
+        }
+    }
+
+    @inlinable public func stringArrayCount(_ f: Field) -> Int {
+        var p = f.payload
+        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+    }
+
+    /// Element `index` of a string array, nil if out of range. O(index): to
+    /// read them all, use `forEachStringArrayElement`.
+    @inlinable public func stringArrayElement(_ f: Field, at index: Int) -> UnsafeRawBufferPointer? {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        let count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        guard index >= 0 && index < count else { return nil }
+        var i = 0
+        while true {
+            let len = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+            guard len >= 0 && len <= limit &- p else { return nil }
+            if i == index { return UnsafeRawBufferPointer(start: _base + p, count: len) }
+            p &+= len
+            i &+= 1
+        }
+    }
+
+    /// Every element of a string array, in order.
+    @inlinable public func forEachStringArrayElement(_ f: Field, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        var count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        while count > 0 {
+            let len = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+            guard len >= 0 && len <= limit &- p else { return }
+            try body(UnsafeRawBufferPointer(start: _base + p, count: len))
+            p &+= len
+            count &-= 1
+        }
+    }
+
+    /// The fields of a nested record value.
+    @inlinable public func recordFields(_ f: Field) -> FieldRange {
+        FieldRange(start: f.payload, end: f.end)
+    }
+}
+
+extension Validator {
+    /// Validates and returns what ArchiveReader keeps:
+    /// (storage, info, hasForwardReferences, (byteCount, keyCount, nameCount, keyMask, nameMask)).
+    static func runForReader(_ input: UnsafeRawBufferPointer) throws(ArchiveFailure)
+        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)) {
+        let (st, info, v) = try runKeepingState(input)
+        return (st, info, v.forward, (v.n, v.keyCount, v.nameCount, v.keyMask, v.nameMask))
+    }
+}

@@ -1,0 +1,827 @@
+// ArchiveWriter: builds a v1 archive in one pass (see docs/FORMAT.md).
+//
+// Records are written into one growable raw buffer as values arrive. The
+// byte length of an object's fields (and of a nested record) is unknown until
+// it closes: one byte is reserved, and when the record closes its minimal
+// LEB128 length is stored there, moving the content right only when the
+// length needs more than one byte (content of 128 bytes or more). The string
+// tables and the header are assembled by `finish`.
+//
+// Value semantics: the state lives behind one class reference; every
+// mutating call checks that reference for uniqueness and copies on write, so
+// a copied writer never shares bytes with the original.
+
+@usableFromInline
+@inline(__always)
+func growCapacity(_ current: Int, _ needed: Int) -> Int {
+    var c = current < 64 ? 64 : current
+    while c < needed { c = c > Int.max / 2 ? needed : c &* 2 }
+    return c
+}
+
+// MARK: - Intern table
+
+/// Interned byte strings: an arena, the start of each string in it, and an
+/// open-addressing hash table of (hash << 32 | index + 1). Lookups of a known
+/// string allocate nothing.
+@usableFromInline
+struct InternTable {
+    @usableFromInline var arena: UnsafeMutableRawPointer
+    @usableFromInline var arenaCount: Int
+    @usableFromInline var arenaCap: Int
+    /// starts[i] is where string i begins; starts[count] == arenaCount.
+    @usableFromInline var starts: UnsafeMutablePointer<Int>
+    @usableFromInline var count: Int
+    @usableFromInline var startsCap: Int
+    @usableFromInline var slots: UnsafeMutablePointer<UInt64>
+    @usableFromInline var mask: Int
+
+    init(expected: Int) {
+        let e = max(16, min(expected, 1 << 24))
+        arenaCap = e * 8
+        arena = UnsafeMutableRawPointer.allocate(byteCount: arenaCap, alignment: 8)
+        arenaCount = 0
+        startsCap = e + 2
+        starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
+        starts[0] = 0
+        count = 0
+        var s = 32
+        while s < e * 2 { s *= 2 }
+        slots = UnsafeMutablePointer<UInt64>.allocate(capacity: s)
+        slots.initialize(repeating: 0, count: s)
+        mask = s - 1
+    }
+
+    init(copying o: InternTable) {
+        arenaCap = o.arenaCap
+        arena = UnsafeMutableRawPointer.allocate(byteCount: arenaCap, alignment: 8)
+        arena.copyMemory(from: o.arena, byteCount: o.arenaCount)
+        arenaCount = o.arenaCount
+        startsCap = o.startsCap
+        starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
+        starts.initialize(from: o.starts, count: o.count + 1)
+        count = o.count
+        slots = UnsafeMutablePointer<UInt64>.allocate(capacity: o.mask + 1)
+        slots.initialize(from: o.slots, count: o.mask + 1)
+        mask = o.mask
+    }
+
+    func release() {
+        arena.deallocate()
+        starts.deallocate()
+        slots.deallocate()
+    }
+
+    @inlinable @inline(__always)
+    func bytes(_ i: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: arena + starts[i], count: starts[i &+ 1] &- starts[i])
+    }
+
+    @inlinable @inline(__always)
+    mutating func intern(_ s: UnsafeRawBufferPointer) -> UInt32 {
+        let n = s.count
+        let base = s.baseAddress
+        let h = hashBytes(base, n)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let e = slots[i]
+            if e == 0 { return insert(s, h, i) }
+            if UInt32(truncatingIfNeeded: e &>> 32) == h {
+                let idx = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) &- 1
+                let st = starts[idx]
+                if starts[idx &+ 1] &- st == n && bytesEqual(arena + st, base, n) {
+                    return UInt32(truncatingIfNeeded: idx)
+                }
+            }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func insert(_ s: UnsafeRawBufferPointer, _ h: UInt32, _ slot: Int) -> UInt32 {
+        let n = s.count
+        if arenaCount + n > arenaCap {
+            let newCap = growCapacity(arenaCap, arenaCount + n)
+            let a = UnsafeMutableRawPointer.allocate(byteCount: newCap, alignment: 8)
+            a.copyMemory(from: arena, byteCount: arenaCount)
+            arena.deallocate()
+            arena = a
+            arenaCap = newCap
+        }
+        if n > 0, let src = s.baseAddress { (arena + arenaCount).copyMemory(from: src, byteCount: n) }
+        arenaCount += n
+        if count + 2 > startsCap {
+            let newCap = growCapacity(startsCap, count + 2)
+            let st = UnsafeMutablePointer<Int>.allocate(capacity: newCap)
+            st.initialize(from: starts, count: count + 1)
+            starts.deallocate()
+            starts = st
+            startsCap = newCap
+        }
+        let idx = count
+        count += 1
+        starts[count] = arenaCount
+        slots[slot] = (UInt64(h) << 32) | UInt64(idx + 1)
+        if count * 2 > mask + 1 { rehash() }
+        return UInt32(truncatingIfNeeded: idx)
+    }
+
+    mutating func rehash() {
+        let size = (mask + 1) * 2
+        let ns = UnsafeMutablePointer<UInt64>.allocate(capacity: size)
+        ns.initialize(repeating: 0, count: size)
+        let nmask = size - 1
+        for j in 0...mask {
+            let e = slots[j]
+            if e == 0 { continue }
+            var i = Int(truncatingIfNeeded: e &>> 32) & nmask
+            while ns[i] != 0 { i = (i + 1) & nmask }
+            ns[i] = e
+        }
+        slots.deallocate()
+        slots = ns
+        mask = nmask
+    }
+
+    /// Bytes of this table in the archive: each string as varint length + bytes.
+    var encodedSize: Int {
+        var total = arenaCount
+        for i in 0..<count { total += varintSize(UInt64(starts[i + 1] - starts[i])) }
+        return total
+    }
+}
+
+// MARK: - Writer state
+
+@usableFromInline
+struct SavedFrame {
+    @usableFromInline var start: Int
+    @usableFromInline var lenPos: Int
+    @usableFromInline var big: Bool
+    @usableFromInline init(start: Int, lenPos: Int, big: Bool) {
+        self.start = start
+        self.lenPos = lenPos
+        self.big = big
+    }
+}
+
+/// Records above this many keys switch from a linear scan to a dictionary.
+@usableFromInline let smallRecordKeys = 16
+
+@usableFromInline
+struct WriterCore {
+    // The records section.
+    @usableFromInline var out: UnsafeMutableRawPointer
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
+    @usableFromInline var keys: InternTable
+    @usableFromInline var names: InternTable
+    /// key | tag << 32 of every value of every open frame (a stack).
+    @usableFromInline var fkeys: UnsafeMutablePointer<UInt64>
+    @usableFromInline var fTop: Int
+    @usableFromInline var fCap: Int
+    /// The current frame (innermost open record): its first entry in fkeys,
+    /// the position of its reserved length byte, and whether it uses bigSets.
+    @usableFromInline var fStart: Int
+    @usableFromInline var fLenPos: Int
+    @usableFromInline var fBig: Bool
+    /// -1: no object open; 0: the object's own fields; n: n nested records open.
+    @usableFromInline var depth: Int
+    /// Frames below the current one, indexed by depth.
+    @usableFromInline var saved: UnsafeMutablePointer<SavedFrame>
+    /// Key -> tag of frames with more than `smallRecordKeys` values, by depth.
+    @usableFromInline var bigSets: [[UInt32: UInt8]]
+    @usableFromInline var recordCount: Int
+    @usableFromInline var maxRef: Int
+    /// The first error of a call that cannot throw; `finish` reports it.
+    @usableFromInline var sticky: WriteFailure?
+
+    init(estimatedObjects: Int) {
+        let est = max(0, min(estimatedObjects, ArchiveLimits.maxObjects))
+        capacity = max(4096, min(est * 112, ArchiveLimits.maxArchiveBytes))
+        out = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        count = 0
+        keys = InternTable(expected: 64)
+        names = InternTable(expected: max(64, est + est / 4))
+        fCap = 256
+        fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
+        fTop = 0
+        fStart = 0
+        fLenPos = 0
+        fBig = false
+        depth = -1
+        saved = UnsafeMutablePointer<SavedFrame>.allocate(capacity: ArchiveLimits.maxRecordDepth + 2)
+        bigSets = Array(repeating: [:], count: ArchiveLimits.maxRecordDepth + 2)
+        recordCount = 0
+        maxRef = -1
+        sticky = nil
+    }
+
+    init(copying o: WriterCore) {
+        capacity = o.capacity
+        out = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        out.copyMemory(from: o.out, byteCount: o.count)
+        count = o.count
+        keys = InternTable(copying: o.keys)
+        names = InternTable(copying: o.names)
+        fCap = o.fCap
+        fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
+        fkeys.initialize(from: o.fkeys, count: o.fTop)
+        fTop = o.fTop
+        fStart = o.fStart
+        fLenPos = o.fLenPos
+        fBig = o.fBig
+        depth = o.depth
+        saved = UnsafeMutablePointer<SavedFrame>.allocate(capacity: ArchiveLimits.maxRecordDepth + 2)
+        if o.depth > 0 { saved.initialize(from: o.saved, count: o.depth) }
+        bigSets = o.bigSets
+        recordCount = o.recordCount
+        maxRef = o.maxRef
+        sticky = o.sticky
+    }
+
+    func release() {
+        out.deallocate()
+        keys.release()
+        names.release()
+        fkeys.deallocate()
+        saved.deallocate()
+    }
+
+    // MARK: buffer
+
+    /// Makes room for `n` more bytes, refusing to grow the records past the
+    /// archive limit.
+    @inlinable @inline(__always)
+    mutating func reserve(_ n: Int) throws(WriteFailure) {
+        if _slowPath(n > capacity &- count) { try grow(n) }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func grow(_ n: Int) throws(WriteFailure) {
+        if n > ArchiveLimits.maxArchiveBytes - count {
+            throw WriteFailure.limit("the archive would exceed \(ArchiveLimits.maxArchiveBytes) bytes (record \(recordCount - 1) already needs \(count) bytes and \(n) more are asked for)")
+        }
+        growUnchecked(n)
+    }
+
+    /// Makes room for `n` more bytes (n is small and bounded by the caller).
+    @inlinable @inline(__always)
+    mutating func reserveUnchecked(_ n: Int) {
+        if _slowPath(n > capacity &- count) { growUnchecked(n) }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func growUnchecked(_ n: Int) {
+        let newCap = growCapacity(capacity, count + n)
+        let p = UnsafeMutableRawPointer.allocate(byteCount: newCap, alignment: 16)
+        p.copyMemory(from: out, byteCount: count)
+        out.deallocate()
+        out = p
+        capacity = newCap
+    }
+
+    // MARK: keys of the current record
+
+    @inlinable @inline(__always)
+    func entryIndex(_ key: UInt32) -> Int {
+        var i = fStart
+        while i < fTop {
+            if UInt32(truncatingIfNeeded: fkeys[i]) == key { return i }
+            i &+= 1
+        }
+        return -1
+    }
+
+    @inlinable @inline(__always)
+    func hasKey(_ key: UInt32) -> Bool {
+        if _slowPath(fBig) { return bigSets[depth][key] != nil }
+        return entryIndex(key) >= 0
+    }
+
+    @inlinable
+    func rawTag(ofKey key: UInt32) -> UInt8? {
+        if depth < 0 { return nil }
+        if fBig { return bigSets[depth][key] }
+        let i = entryIndex(key)
+        return i < 0 ? nil : UInt8(truncatingIfNeeded: fkeys[i] &>> 32)
+    }
+
+    @inlinable @inline(__always)
+    mutating func pushKey(_ key: UInt32, _ tag: UInt8) {
+        if _slowPath(fTop == fCap) { growKeys() }
+        fkeys[fTop] = UInt64(key) | (UInt64(tag) &<< 32)
+        fTop &+= 1
+        if _slowPath(fBig || fTop &- fStart > smallRecordKeys) { noteBig(key, tag) }
+    }
+
+    /// Forgets the last key pushed (a value that was not committed).
+    @usableFromInline @inline(never)
+    mutating func dropLastKey() {
+        fTop -= 1
+        if fBig { bigSets[depth][UInt32(truncatingIfNeeded: fkeys[fTop])] = nil }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func growKeys() {
+        let newCap = fCap * 2
+        let p = UnsafeMutablePointer<UInt64>.allocate(capacity: newCap)
+        p.initialize(from: fkeys, count: fTop)
+        fkeys.deallocate()
+        fkeys = p
+        fCap = newCap
+    }
+
+    @usableFromInline @inline(never)
+    mutating func noteBig(_ key: UInt32, _ tag: UInt8) {
+        if fBig {
+            bigSets[depth][key] = tag
+            return
+        }
+        fBig = true
+        var d = bigSets[depth]
+        bigSets[depth] = [:]
+        d.removeAll(keepingCapacity: true)
+        for i in fStart..<fTop {
+            d[UInt32(truncatingIfNeeded: fkeys[i])] = UInt8(truncatingIfNeeded: fkeys[i] >> 32)
+        }
+        bigSets[depth] = d
+    }
+
+    // MARK: fields
+
+    /// Checks that a value may be written under `key`, makes room for the
+    /// header and `payloadMax` bytes, writes the header, and returns where the
+    /// payload goes. The caller stores the payload and sets `count`.
+    @inlinable @inline(__always)
+    mutating func openField(_ key: UInt32, _ tag: UInt8, _ payloadMax: Int) throws(WriteFailure) -> UnsafeMutableRawPointer {
+        if _slowPath(depth < 0) { throw noObject() }
+        if _slowPath(hasKey(key)) { throw WriteFailure.duplicateKey }
+        if _slowPath(fTop &- fStart >= ArchiveLimits.maxValuesPerRecord) { throw tooManyValues() }
+        try reserve(payloadMax &+ 6)
+        pushKey(key, tag)
+        var p = out + count
+        if key < 15 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: key &<< 4) | tag, as: UInt8.self)
+            p += 1
+        } else {
+            p.storeBytes(of: 0xF0 | tag, as: UInt8.self)
+            p += 1
+            p += putVarint(p, UInt64(key &- 15))
+        }
+        return p
+    }
+
+    @usableFromInline
+    func noObject() -> WriteFailure {
+        .state("no object is open: call beginObject before writing values")
+    }
+
+    @usableFromInline
+    func tooManyValues() -> WriteFailure {
+        .limit("record \(recordCount - 1) has more than \(ArchiveLimits.maxValuesPerRecord) values at nesting depth \(depth)")
+    }
+
+    @inlinable @inline(__always)
+    mutating func commit(_ p: UnsafeMutableRawPointer) {
+        count = p - out
+    }
+
+    /// Stores the length of the frame whose reserved length byte is at `lenPos`
+    /// (its content runs from lenPos + 1 to count).
+    @inlinable @inline(__always)
+    mutating func closeLength(_ lenPos: Int) {
+        let len = count &- lenPos &- 1
+        if len < 0x80 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: len), toByteOffset: lenPos, as: UInt8.self)
+        } else {
+            closeLongLength(lenPos, len)
+        }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func closeLongLength(_ lenPos: Int, _ len: Int) {
+        let n = varintSize(UInt64(len))
+        reserveUnchecked(n - 1)
+        // Overlapping move to the right (copyMemory is memmove).
+        (out + lenPos + n).copyMemory(from: out + lenPos + 1, byteCount: len)
+        _ = putVarint(out + lenPos, UInt64(len))
+        count += n - 1
+    }
+
+    // MARK: objects and nested records
+
+    mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?) {
+        if depth >= 0 {
+            if sticky == nil {
+                sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
+            }
+            while depth > 0 { _ = popFrame() }
+            closeLength(fLenPos)
+            fTop = 0
+            depth = -1
+        }
+        let index = recordCount
+        if index >= ArchiveLimits.maxObjects && sticky == nil {
+            sticky = .limit("more than \(ArchiveLimits.maxObjects) objects")
+        }
+        var delta: UInt64 = 0
+        if let parent = parent {
+            if parent >= 0 && parent < index {
+                delta = UInt64(index - parent)
+            } else if sticky == nil {
+                sticky = .state("record \(index): parent \(parent) is not an earlier record")
+            }
+        }
+        reserveUnchecked(32)
+        var p = out + count
+        p += putVarint(p, UInt64(identifier))
+        p += putVarint(p, delta)
+        p += putVarint(p, className.map { UInt64($0) + 1 } ?? 0)
+        count = p - out
+        fLenPos = count
+        count += 1
+        fTop = 0
+        fStart = 0
+        fBig = false
+        depth = 0
+        recordCount = index + 1
+    }
+
+    mutating func endObject() throws(WriteFailure) {
+        if depth < 0 { throw WriteFailure.state("endObject: no object is open") }
+        if depth > 0 {
+            throw WriteFailure.state("endObject: record \(recordCount - 1) still has \(depth) nested record(s) open (endRecord is missing)")
+        }
+        closeLength(fLenPos)
+        if fBig { bigSets[0].removeAll(keepingCapacity: true) }
+        fTop = 0
+        fBig = false
+        depth = -1
+    }
+
+    mutating func beginRecord(_ key: UInt32) throws(WriteFailure) {
+        if depth < 0 { throw noObject() }
+        if depth >= ArchiveLimits.maxRecordDepth {
+            if hasKey(key) { throw WriteFailure.duplicateKey }
+            throw WriteFailure.limit("record \(recordCount - 1): nested records deeper than \(ArchiveLimits.maxRecordDepth)")
+        }
+        let p = try openField(key, ValueTag.record.rawValue, 1)
+        saved[depth] = SavedFrame(start: fStart, lenPos: fLenPos, big: fBig)
+        fLenPos = p - out
+        count = fLenPos + 1
+        fStart = fTop
+        fBig = false
+        depth += 1
+    }
+
+    mutating func endRecord() throws(WriteFailure) {
+        if depth < 0 { throw noObject() }
+        if depth == 0 { throw WriteFailure.state("endRecord: no nested record is open in record \(recordCount - 1)") }
+        _ = popFrame()
+    }
+
+    /// Closes the current nested record.
+    mutating func popFrame() -> Bool {
+        closeLength(fLenPos)
+        if fBig { bigSets[depth].removeAll(keepingCapacity: true) }
+        fTop = fStart
+        depth -= 1
+        let s = saved[depth]
+        fStart = s.start
+        fLenPos = s.lenPos
+        fBig = s.big
+        return true
+    }
+
+    // MARK: finish
+
+    func finish(info: ArchiveInfo) throws(WriteFailure) -> [UInt8] {
+        if let s = sticky { throw s }
+        if depth >= 0 {
+            throw WriteFailure.state("finish: record \(recordCount - 1) is still open (endObject is missing)")
+        }
+        if maxRef >= recordCount {
+            throw WriteFailure.state("finish: an object reference points to record \(maxRef), but only \(recordCount) records were written")
+        }
+        var app = info.appVersion, sys = info.systemVersion, idiom = info.idiom
+        for (name, s) in [("app version", app), ("system version", sys), ("idiom", idiom)] {
+            if s.utf8.count > ArchiveLimits.maxInfoStringBytes {
+                throw WriteFailure.limit("the \(name) has \(s.utf8.count) bytes, more than \(ArchiveLimits.maxInfoStringBytes)")
+            }
+            if s.utf8.contains(0) { throw WriteFailure.state("the \(name) contains a NUL byte") }
+        }
+        let infoBytes = varintSize(UInt64(app.utf8.count)) + app.utf8.count
+            + varintSize(UInt64(sys.utf8.count)) + sys.utf8.count
+            + varintSize(UInt64(idiom.utf8.count)) + idiom.utf8.count
+            + 8 + varintSize(UInt64(recordCount))
+        let tableBytes = varintSize(UInt64(keys.count)) + varintSize(UInt64(names.count))
+            + keys.encodedSize + names.encodedSize
+        let total = ArchiveFormat.fixedHeaderBytes + infoBytes + tableBytes + count + 4
+        if total > ArchiveLimits.maxArchiveBytes {
+            throw WriteFailure.limit("the archive would be \(total) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes)")
+        }
+        let savedAt = info.savedAtMs
+        let records = UnsafeRawPointer(out)
+        let recordBytes = count
+        let n = recordCount
+        let keys = self.keys, names = self.names
+        return [UInt8](unsafeUninitializedCapacity: total) { buf, initialized in
+            let base = UnsafeMutableRawPointer(buf.baseAddress!)
+            var p = base
+            for b in ArchiveFormat.magic {
+                p.storeBytes(of: b, as: UInt8.self)
+                p += 1
+            }
+            p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
+            p.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+            p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
+            p += 8
+            func putString(_ s: inout String) {
+                s.withUTF8 { u in
+                    p += putVarint(p, UInt64(u.count))
+                    if u.count > 0 { p.copyMemory(from: u.baseAddress!, byteCount: u.count) }
+                    p += u.count
+                }
+            }
+            putString(&app)
+            putString(&sys)
+            putString(&idiom)
+            p.storeBytes(of: savedAt.littleEndian, as: Int64.self)
+            p += 8
+            p += putVarint(p, UInt64(n))
+            p += putVarint(p, UInt64(keys.count))
+            p += putVarint(p, UInt64(names.count))
+            for table in [keys, names] {
+                for i in 0..<table.count {
+                    let s = table.bytes(i)
+                    p += putVarint(p, UInt64(s.count))
+                    if s.count > 0 { p.copyMemory(from: s.baseAddress!, byteCount: s.count) }
+                    p += s.count
+                }
+            }
+            if recordBytes > 0 { p.copyMemory(from: records, byteCount: recordBytes) }
+            p += recordBytes
+            let crc = CRC32C.update(0, UnsafeRawPointer(base), p - base)
+            p.storeBytes(of: crc.littleEndian, as: UInt32.self)
+            p += 4
+            initialized = p - base
+        }
+    }
+}
+
+@usableFromInline
+final class WriterBox {
+    @usableFromInline let core: UnsafeMutablePointer<WriterCore>
+
+    init(estimatedObjects: Int) {
+        core = UnsafeMutablePointer<WriterCore>.allocate(capacity: 1)
+        core.initialize(to: WriterCore(estimatedObjects: estimatedObjects))
+    }
+
+    @usableFromInline
+    init(copying other: WriterBox) {
+        core = UnsafeMutablePointer<WriterCore>.allocate(capacity: 1)
+        core.initialize(to: WriterCore(copying: other.core.pointee))
+    }
+
+    deinit {
+        core.pointee.release()
+        core.deinitialize(count: 1)
+        core.deallocate()
+    }
+}
+
+// MARK: - Public writer
+
+/// Writes one archive. Call `beginObject` for each object in archive order
+/// (depth-first pre-order: a parent before its children), write its values,
+/// `endObject`, and finally `finish`. Keys and names are interned first.
+///
+/// Identical call sequences give identical bytes.
+public struct ArchiveWriter {
+    @usableFromInline var _box: WriterBox
+
+    public init(estimatedObjects: Int = 0) {
+        _box = WriterBox(estimatedObjects: estimatedObjects)
+    }
+
+    /// The state, made unique first (copy on write).
+    @inlinable
+    var _core: UnsafeMutablePointer<WriterCore> {
+        @inline(__always) mutating get {
+            if _slowPath(!isKnownUniquelyReferenced(&_box)) { _box = WriterBox(copying: _box) }
+            return _box.core
+        }
+    }
+
+    /// Interns a key; the caller has validated the bytes (non-empty UTF-8
+    /// without NUL, at most `ArchiveLimits.maxKeyBytes`). Known keys cost a
+    /// hash and one comparison, and allocate nothing.
+    @inlinable
+    public mutating func key(_ utf8: UnsafeRawBufferPointer) -> UInt32 {
+        _core.pointee.keys.intern(utf8)
+    }
+
+    /// Interns a name (an identifier or a class name); the caller has
+    /// validated the bytes.
+    @inlinable
+    public mutating func name(_ utf8: UnsafeRawBufferPointer) -> UInt32 {
+        _core.pointee.names.intern(utf8)
+    }
+
+    /// Keys interned so far.
+    public var keyCount: Int { _box.core.pointee.keys.count }
+    /// Names interned so far.
+    public var nameCount: Int { _box.core.pointee.names.count }
+
+    /// Objects begun so far (the open one included).
+    @inlinable
+    public var recordCount: Int { _box.core.pointee.recordCount }
+
+    /// 0 at the object's own level (and when no object is open); n with n
+    /// nested records open.
+    @inlinable
+    public var nestingDepth: Int { max(0, _box.core.pointee.depth) }
+
+    /// True between beginObject and endObject.
+    @inlinable
+    public var isObjectOpen: Bool { _box.core.pointee.depth >= 0 }
+
+    /// Bytes of the records written so far.
+    public var recordBytes: Int { _box.core.pointee.count }
+
+    /// Starts record `recordCount`. `parent` is an earlier record index or
+    /// nil for a root. Misuse (an object still open, a parent that is not an
+    /// earlier record, too many objects) is reported by `finish`.
+    public mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?) {
+        _core.pointee.beginObject(identifier: identifier, parent: parent, className: className)
+    }
+
+    /// Closes the open object. `.state` if a nested record is still open or no
+    /// object is open.
+    public mutating func endObject() throws(WriteFailure) {
+        try _core.pointee.endObject()
+    }
+
+    @inlinable
+    public mutating func writeBool(_ key: UInt32, _ v: Bool) throws(WriteFailure) {
+        let c = _core
+        let p = try c.pointee.openField(key, v ? 1 : 0, 0)
+        c.pointee.commit(p)
+    }
+
+    @inlinable
+    public mutating func writeInt(_ key: UInt32, _ v: Int64) throws(WriteFailure) {
+        let c = _core
+        var p = try c.pointee.openField(key, ValueTag.int.rawValue, 10)
+        p += putVarint(p, zigzag(v))
+        c.pointee.commit(p)
+    }
+
+    @inlinable
+    public mutating func writeDouble(_ key: UInt32, _ v: Double) throws(WriteFailure) {
+        let c = _core
+        let p = try c.pointee.openField(key, ValueTag.double.rawValue, 8)
+        p.storeBytes(of: v.bitPattern.littleEndian, as: UInt64.self)
+        c.pointee.commit(p + 8)
+    }
+
+    @inlinable
+    public mutating func writeString(_ key: UInt32, _ utf8: UnsafeRawBufferPointer) throws(WriteFailure) {
+        try _writeLengthPrefixed(key, ValueTag.string.rawValue, utf8)
+    }
+
+    @inlinable
+    public mutating func writeBytes(_ key: UInt32, _ bytes: UnsafeRawBufferPointer) throws(WriteFailure) {
+        try _writeLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
+    }
+
+    /// Writes a value of a future type (tag 10...15) with an opaque payload;
+    /// tools use it to carry values they cannot interpret. Another tag: `.state`.
+    public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
+        guard tag >= 10 && tag <= 15 else {
+            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (10...15)")
+        }
+        try _writeLengthPrefixed(key, tag, payload)
+    }
+
+    @inlinable @inline(__always)
+    mutating func _writeLengthPrefixed(_ key: UInt32, _ tag: UInt8, _ data: UnsafeRawBufferPointer) throws(WriteFailure) {
+        let c = _core
+        let n = data.count
+        if _slowPath(n > ArchiveLimits.maxArchiveBytes) { throw c.pointee.tooBig(n) }
+        var p = try c.pointee.openField(key, tag, n &+ 10)
+        p += putVarint(p, UInt64(n))
+        if n > 0, let src = data.baseAddress {
+            p.copyMemory(from: src, byteCount: n)
+            p += n
+        }
+        c.pointee.commit(p)
+    }
+
+    /// A reference to record `record` (any record of the archive, earlier or
+    /// later; `finish` checks it exists).
+    @inlinable
+    public mutating func writeObject(_ key: UInt32, record: Int) throws(WriteFailure) {
+        let c = _core
+        if _slowPath(record < 0 || record >= ArchiveLimits.maxObjects) {
+            throw WriteFailure.state("record \(c.pointee.recordCount - 1): object reference to record \(record) is out of range")
+        }
+        var p = try c.pointee.openField(key, ValueTag.object.rawValue, 10)
+        p += putVarint(p, UInt64(record))
+        if record > c.pointee.maxRef { c.pointee.maxRef = record }
+        c.pointee.commit(p)
+    }
+
+    @inlinable
+    public mutating func writeIntArray(_ key: UInt32, _ values: UnsafeBufferPointer<Int64>) throws(WriteFailure) {
+        let c = _core
+        let n = values.count
+        if _slowPath(n > ArchiveLimits.maxArchiveBytes) { throw c.pointee.tooBig(n) }
+        var content = varintSize(UInt64(n))
+        for v in values { content &+= varintSize(zigzag(v)) }
+        var p = try c.pointee.openField(key, ValueTag.intArray.rawValue, content &+ 10)
+        p += putVarint(p, UInt64(content))
+        p += putVarint(p, UInt64(n))
+        for v in values { p += putVarint(p, zigzag(v)) }
+        c.pointee.commit(p)
+    }
+
+    @inlinable
+    public mutating func writeStringArray<C: Collection>(_ key: UInt32, _ elements: C) throws(WriteFailure)
+    where C.Element == UnsafeRawBufferPointer {
+        let c = _core
+        var n = 0
+        var content = 0
+        for e in elements {
+            n &+= 1
+            content &+= varintSize(UInt64(e.count)) &+ e.count
+            if _slowPath(content > ArchiveLimits.maxArchiveBytes) { throw c.pointee.tooBig(content) }
+        }
+        content &+= varintSize(UInt64(n))
+        var p = try c.pointee.openField(key, ValueTag.stringArray.rawValue, content &+ 10)
+        p += putVarint(p, UInt64(content))
+        let contentStart = p
+        p += putVarint(p, UInt64(n))
+        var written = 0
+        for e in elements {
+            // Never write past what was measured, even if the collection changed.
+            if _slowPath(written == n || e.count > content &- (p - contentStart) &- varintSize(UInt64(e.count))) { break }
+            p += putVarint(p, UInt64(e.count))
+            if e.count > 0, let src = e.baseAddress {
+                p.copyMemory(from: src, byteCount: e.count)
+                p += e.count
+            }
+            written &+= 1
+        }
+        if _slowPath(written != n || p - contentStart != content) {
+            // The collection gave different elements on the second pass: the
+            // header and payload were not committed; forget the key too.
+            c.pointee.dropLastKey()
+            throw WriteFailure.state("writeStringArray: the collection changed while it was written")
+        }
+        c.pointee.commit(p)
+    }
+
+    /// Opens a nested record under `key`; values go into it until `endRecord`.
+    /// Deeper than `ArchiveLimits.maxRecordDepth`: `.limit`.
+    public mutating func beginRecord(_ key: UInt32) throws(WriteFailure) {
+        try _core.pointee.beginRecord(key)
+    }
+
+    /// Closes the innermost nested record. `.state` at the object level.
+    public mutating func endRecord() throws(WriteFailure) {
+        try _core.pointee.endRecord()
+    }
+
+    /// The tag already written under `key` in the current record, or nil
+    /// (also nil for a future tag written with `writeUnknown`: see `rawTag`).
+    @inlinable
+    public func tag(ofKey key: UInt32) -> ValueTag? {
+        guard let t = _box.core.pointee.rawTag(ofKey: key) else { return nil }
+        return ValueTag(rawValue: t)
+    }
+
+    /// The raw tag (0...15) already written under `key` in the current record.
+    @inlinable
+    public func rawTag(ofKey key: UInt32) -> UInt8? {
+        _box.core.pointee.rawTag(ofKey: key)
+    }
+
+    /// Assembles the archive: header (info.objectCount is replaced by
+    /// recordCount, formatVersion by 1), string tables, records, checksum.
+    /// Info strings longer than `ArchiveLimits.maxInfoStringBytes` or a total
+    /// above `ArchiveLimits.maxArchiveBytes`: `.limit`. The writer is left as
+    /// it was: calling `finish` again gives the same bytes.
+    public mutating func finish(info: ArchiveInfo) throws(WriteFailure) -> [UInt8] {
+        try _core.pointee.finish(info: info)
+    }
+}
+
+extension WriterCore {
+    @usableFromInline
+    func tooBig(_ n: Int) -> WriteFailure {
+        .limit("record \(recordCount - 1): a value of \(n) bytes cannot fit in an archive of at most \(ArchiveLimits.maxArchiveBytes) bytes")
+    }
+}

@@ -1,0 +1,697 @@
+// The validating parser behind ArchiveReader.init. Archives are untrusted:
+// every length and count is checked against the bytes that remain before
+// anything is allocated or read, arithmetic on archive data cannot trap, and
+// nested records are parsed iteratively with an explicit stack of at most
+// ArchiveLimits.maxRecordDepth + 1 frames.
+
+@usableFromInline
+struct StrRef {
+    /// Offset of the first byte in the archive.
+    @usableFromInline var start: UInt32
+    @usableFromInline var len: UInt32
+}
+
+@usableFromInline
+struct RecordInfo {
+    @usableFromInline var identifier: UInt32
+    /// -1 for a root.
+    @usableFromInline var parent: Int32
+    /// 0: no class; else name index + 1.
+    @usableFromInline var classPlusOne: UInt32
+    @usableFromInline var depth: Int32
+    @usableFromInline var fieldsStart: Int32
+    @usableFromInline var fieldsEnd: Int32
+}
+
+/// Owns every allocation of a reader (and, while validating, the scratch
+/// allocations, so that a failure anywhere frees everything).
+@usableFromInline
+final class ReaderStorage {
+    var bytes: UnsafeMutableRawPointer?
+    var keys: UnsafeMutablePointer<StrRef>?
+    var names: UnsafeMutablePointer<StrRef>?
+    var keySlots: UnsafeMutablePointer<UInt64>?
+    var nameSlots: UnsafeMutablePointer<UInt64>?
+    var records: UnsafeMutablePointer<RecordInfo>?
+    var refStart: UnsafeMutablePointer<Int32>?
+    var refs: UnsafeMutablePointer<Int32>?
+    // Scratch, freed when validation ends.
+    var nameFlags: UnsafeMutablePointer<UInt8>?
+    var pathSlots: UnsafeMutablePointer<UInt64>?
+    var keyStack: UnsafeMutablePointer<UInt32>?
+
+    init() {}
+
+    func freeScratch() {
+        nameFlags?.deallocate(); nameFlags = nil
+        pathSlots?.deallocate(); pathSlots = nil
+        keyStack?.deallocate(); keyStack = nil
+    }
+
+    deinit {
+        bytes?.deallocate()
+        keys?.deallocate()
+        names?.deallocate()
+        keySlots?.deallocate()
+        nameSlots?.deallocate()
+        records?.deallocate()
+        refStart?.deallocate()
+        refs?.deallocate()
+        freeScratch()
+    }
+}
+
+/// Size of an open-addressing table for `n` entries: a power of two >= 2n.
+func tableSize(_ n: Int) -> Int {
+    var s = 16
+    while s < n * 2 { s *= 2 }
+    return s
+}
+
+struct Validator {
+    let b: UnsafeRawPointer
+    /// Total bytes.
+    let n: Int
+    /// Where the checksum starts.
+    let end: Int
+    let st: ReaderStorage
+    var pos: Int
+
+    var keyCount = 0
+    var nameCount = 0
+    var objectCount = 0
+    var keys: UnsafeMutablePointer<StrRef>
+    var names: UnsafeMutablePointer<StrRef>
+    var keySlots: UnsafeMutablePointer<UInt64>
+    var keyMask = 0
+    var nameSlots: UnsafeMutablePointer<UInt64>
+    var nameMask = 0
+    var nameFlags: UnsafeMutablePointer<UInt8>
+    var records: UnsafeMutablePointer<RecordInfo>
+    var refStart: UnsafeMutablePointer<Int32>
+    var refs: UnsafeMutablePointer<Int32>
+    var refCount = 0
+    var refCap = 0
+    var forward = false
+
+    // Error context.
+    var record = -1
+    var pathKnown = false
+    var curKey: UInt32? = nil
+    var depth = 0
+
+    // Field parsing: the key stack of open frames and the frames themselves.
+    var keyStack: UnsafeMutablePointer<UInt32>
+    var keyTop = 0
+    var keyCap = 0
+    var frameEnd = [Int](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
+    var frameKeyStart = [Int](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
+    var frameBig = [Bool](repeating: false, count: ArchiveLimits.maxRecordDepth + 1)
+    var frameKey = [UInt32](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
+    var bigSets = [Set<UInt32>](repeating: [], count: ArchiveLimits.maxRecordDepth + 1)
+
+    init(bytes: UnsafeRawPointer, count: Int, storage: ReaderStorage) {
+        b = bytes
+        n = count
+        end = count - 4
+        st = storage
+        pos = ArchiveFormat.fixedHeaderBytes
+        // Placeholders until the real sizes are known (freed with the storage).
+        func one<T>(_ t: T.Type) -> UnsafeMutablePointer<T> { UnsafeMutablePointer<T>.allocate(capacity: 1) }
+        keys = one(StrRef.self); st.keys = keys
+        names = one(StrRef.self); st.names = names
+        keySlots = one(UInt64.self); st.keySlots = keySlots
+        nameSlots = one(UInt64.self); st.nameSlots = nameSlots
+        nameFlags = one(UInt8.self); st.nameFlags = nameFlags
+        records = one(RecordInfo.self); st.records = records
+        refStart = one(Int32.self); st.refStart = refStart
+        refs = one(Int32.self); st.refs = refs
+        refCap = 1
+        keyCap = 64
+        keyStack = UnsafeMutablePointer<UInt32>.allocate(capacity: keyCap); st.keyStack = keyStack
+    }
+
+    // MARK: - Entry point
+
+    /// Validates `input` completely and returns the storage of a reader.
+    static func runKeepingState(_ input: UnsafeRawBufferPointer) throws(ArchiveFailure) -> (ReaderStorage, ArchiveInfo, Validator) {
+        let count = input.count
+        let fixed = ArchiveFormat.fixedHeaderBytes
+        guard count >= fixed, let src = input.baseAddress else {
+            throw ArchiveFailure.corrupt("archive is too short: \(count) bytes, but the fixed header alone is \(fixed) bytes, at byte 0")
+        }
+        for i in 0..<8 where src.load(fromByteOffset: i, as: UInt8.self) != ArchiveFormat.magic[i] {
+            throw ArchiveFailure.corrupt("not a Restoration archive: wrong magic bytes at byte \(i)")
+        }
+        let version = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        if version != ArchiveFormat.version {
+            throw ArchiveFailure.version("unsupported format version \(version) at byte 8 (this reader supports version \(ArchiveFormat.version))")
+        }
+        let flags = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+        if flags != 0 {
+            throw ArchiveFailure.version("unknown flags 0x\(String(flags, radix: 16)) at byte 10 (format version 1 defines none)")
+        }
+        let total = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        if total > count {
+            throw ArchiveFailure.corrupt("archive is truncated: total_len at byte 12 says \(total) bytes, but there are only \(count)")
+        }
+        if total < count {
+            throw ArchiveFailure.corrupt("archive has trailing bytes: total_len at byte 12 says \(total) bytes, but there are \(count)")
+        }
+        if count > ArchiveLimits.maxArchiveBytes {
+            throw ArchiveFailure.limit("archive is \(count) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes) bytes, at byte 12")
+        }
+        if count < ArchiveFormat.minimumArchiveBytes {
+            throw ArchiveFailure.corrupt("archive is truncated: \(count) bytes is shorter than the smallest archive (\(ArchiveFormat.minimumArchiveBytes) bytes) at byte \(count)")
+        }
+
+        // Own a copy: everything below reads the copy only.
+        let st = ReaderStorage()
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        st.bytes = copy
+        copy.copyMemory(from: src, byteCount: count)
+
+        let stored = UInt32(littleEndian: copy.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+        let computed = CRC32C.update(0, UnsafeRawPointer(copy), count - 4)
+        if stored != computed {
+            throw ArchiveFailure.corrupt("checksum mismatch: the archive stores 0x\(hex32(stored)) at byte \(count - 4), but its bytes 0..<\(count - 4) give 0x\(hex32(computed))")
+        }
+
+        var v = Validator(bytes: UnsafeRawPointer(copy), count: count, storage: st)
+        let info = try v.parse()
+        st.freeScratch()
+        return (st, info, v)
+    }
+
+    // MARK: - Errors
+
+    func u8(_ i: Int) -> UInt8 { b.load(fromByteOffset: i, as: UInt8.self) }
+
+    func string(_ r: StrRef) -> String {
+        String(decoding: UnsafeRawBufferPointer(start: b + Int(r.start), count: Int(r.len)), as: UTF8.self)
+    }
+
+    /// "record 12 (Tabs/Nav/List), key 'scroll': " or "" outside the records.
+    func context() -> String {
+        guard record >= 0 else { return "" }
+        var s = "record \(record)"
+        if pathKnown { s += " (\(recordPath(record)))" }
+        if let k = curKey {
+            var parts: [String] = []
+            if depth >= 1 { for d in 1...depth { parts.append(string(keys[Int(frameKey[d])])) } }
+            parts.append(string(keys[Int(k)]))
+            s += ", key '\(parts.joined(separator: "."))'"
+        }
+        return s + ": "
+    }
+
+    func recordPath(_ r: Int) -> String {
+        var comps: [String] = []
+        var i = r
+        var steps = 0
+        while i >= 0 && steps < 64 {
+            comps.append(string(names[Int(records[i].identifier)]))
+            i = Int(records[i].parent)
+            steps += 1
+        }
+        if i >= 0 { comps.append("...") }
+        return comps.reversed().joined(separator: "/")
+    }
+
+    func corrupt(_ what: String, at offset: Int) -> ArchiveFailure {
+        .corrupt(context() + what + " at byte \(offset)")
+    }
+
+    func limit(_ what: String, at offset: Int) -> ArchiveFailure {
+        .limit(context() + what + " at byte \(offset)")
+    }
+
+    // MARK: - Primitives
+
+    @inline(__always)
+    mutating func varint(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> UInt64 {
+        if pos < limit {
+            let x = u8(pos)
+            if x < 0x80 {
+                pos &+= 1
+                return UInt64(x)
+            }
+        }
+        return try varintSlow(limit, what)
+    }
+
+    @inline(never)
+    mutating func varintSlow(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> UInt64 {
+        let start = pos
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = 0
+        while true {
+            if pos >= limit {
+                throw corrupt("\(what) is cut off by the end of \(limit == end ? "the records" : "its enclosing value")", at: start)
+            }
+            let x = u8(pos)
+            pos &+= 1
+            if i == 9 && x > 1 {
+                throw corrupt(x & 0x80 != 0 ? "\(what) is a varint longer than 10 bytes" : "\(what) overflows 64 bits", at: start)
+            }
+            result |= UInt64(x & 0x7F) &<< shift
+            if x < 0x80 { return result }
+            shift &+= 7
+            i &+= 1
+        }
+    }
+
+    /// A varint byte length that must fit in the bytes before `limit`.
+    @inline(__always)
+    mutating func length(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> Int {
+        let at = pos
+        let v = try varint(limit, what)
+        if v > UInt64(limit &- pos) {
+            throw corrupt("\(what) \(v) runs past the end of \(limit == end ? "the records" : "its enclosing value") (\(limit &- pos) bytes remain)", at: at)
+        }
+        return Int(truncatingIfNeeded: v)
+    }
+
+    /// Checks `len` bytes at `pos` as text (UTF-8 without NUL).
+    @inline(__always)
+    func checkText(_ len: Int, _ what: StaticString) throws(ArchiveFailure) {
+        let bad = utf8Violation(b + pos, len)
+        if bad >= 0 { throw textError(bad, what) }
+    }
+
+    @inline(never)
+    func textError(_ bad: Int, _ what: StaticString) -> ArchiveFailure {
+        let at = pos + bad
+        if u8(at) == 0 { return corrupt("\(what) contains a NUL byte", at: at) }
+        return corrupt("\(what) is not valid UTF-8", at: at)
+    }
+
+    // MARK: - Header, info, string tables
+
+    mutating func parse() throws(ArchiveFailure) -> ArchiveInfo {
+        let app = try infoString("app_version")
+        let sys = try infoString("system_version")
+        let idiom = try infoString("idiom")
+        if end - pos < 8 { throw corrupt("saved_at_ms is cut off by the checksum", at: pos) }
+        let savedAt = Int64(littleEndian: b.loadUnaligned(fromByteOffset: pos, as: Int64.self))
+        pos += 8
+        let ocAt = pos
+        let oc = try varint(end, "object_count")
+        if oc > UInt64(ArchiveLimits.maxObjects) {
+            throw limit("object_count \(oc) is more than the limit of \(ArchiveLimits.maxObjects) objects", at: ocAt)
+        }
+        objectCount = Int(oc)
+        try parseStrings()
+        try parseRecords()
+        return ArchiveInfo(formatVersion: 1, appVersion: app, systemVersion: sys, idiom: idiom,
+                           savedAtMs: savedAt, objectCount: UInt64(objectCount))
+    }
+
+    mutating func infoString(_ what: StaticString) throws(ArchiveFailure) -> String {
+        let at = pos
+        let len = try varint(end, what)
+        if len > UInt64(ArchiveLimits.maxInfoStringBytes) {
+            throw limit("\(what) is \(len) bytes, more than the limit of \(ArchiveLimits.maxInfoStringBytes)", at: at)
+        }
+        if len > UInt64(end - pos) {
+            throw corrupt("\(what) length \(len) runs past the end of the archive (\(end - pos) bytes remain)", at: at)
+        }
+        let l = Int(len)
+        try checkText(l, what)
+        let s = String(decoding: UnsafeRawBufferPointer(start: b + pos, count: l), as: UTF8.self)
+        pos += l
+        return s
+    }
+
+    mutating func parseStrings() throws(ArchiveFailure) {
+        let kcAt = pos
+        let kc = try varint(end, "key_count")
+        // Every entry takes at least one byte.
+        if kc > UInt64(end - pos) {
+            throw corrupt("key_count \(kc) cannot fit in the \(end - pos) bytes that remain", at: kcAt)
+        }
+        let ncAt = pos
+        let nc = try varint(end, "name_count")
+        if nc > UInt64(end - pos) - kc {
+            throw corrupt("name_count \(nc) cannot fit in the \(end - pos) bytes that remain after \(kc) keys", at: ncAt)
+        }
+        keyCount = Int(kc)
+        nameCount = Int(nc)
+
+        keys.deallocate(); st.keys = nil
+        keys = UnsafeMutablePointer<StrRef>.allocate(capacity: max(1, keyCount)); st.keys = keys
+        names.deallocate(); st.names = nil
+        names = UnsafeMutablePointer<StrRef>.allocate(capacity: max(1, nameCount)); st.names = names
+        nameFlags.deallocate(); st.nameFlags = nil
+        nameFlags = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, nameCount)); st.nameFlags = nameFlags
+        let ks = tableSize(keyCount)
+        keySlots.deallocate(); st.keySlots = nil
+        keySlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ks); st.keySlots = keySlots
+        keySlots.initialize(repeating: 0, count: ks)
+        keyMask = ks - 1
+        let ns = tableSize(nameCount)
+        nameSlots.deallocate(); st.nameSlots = nil
+        nameSlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ns); st.nameSlots = nameSlots
+        nameSlots.initialize(repeating: 0, count: ns)
+        nameMask = ns - 1
+
+        for i in 0..<keyCount {
+            let at = pos
+            let len = try varint(end, "key length")
+            if len == 0 { throw corrupt("key \(i) is empty", at: at) }
+            if len > UInt64(ArchiveLimits.maxKeyBytes) {
+                throw limit("key \(i) is \(len) bytes, more than the limit of \(ArchiveLimits.maxKeyBytes)", at: at)
+            }
+            if len > UInt64(end - pos) {
+                throw corrupt("key \(i) length \(len) runs past the end of the archive", at: at)
+            }
+            let l = Int(len)
+            try checkText(l, "key")
+            let r = StrRef(start: UInt32(pos), len: UInt32(l))
+            keys[i] = r
+            if let dup = insert(keySlots, keyMask, keys, i) {
+                throw corrupt("key \(i) '\(string(r))' repeats key \(dup) in the key table", at: at)
+            }
+            pos += l
+        }
+        let maxName = max(ArchiveLimits.maxIdentifierBytes, ArchiveLimits.maxClassNameBytes)
+        for i in 0..<nameCount {
+            let at = pos
+            let len = try varint(end, "name length")
+            if len == 0 { throw corrupt("name \(i) is empty", at: at) }
+            if len > UInt64(maxName) {
+                throw limit("name \(i) is \(len) bytes, more than the limit of \(maxName)", at: at)
+            }
+            if len > UInt64(end - pos) {
+                throw corrupt("name \(i) length \(len) runs past the end of the archive", at: at)
+            }
+            let l = Int(len)
+            try checkText(l, "name")
+            let r = StrRef(start: UInt32(pos), len: UInt32(l))
+            names[i] = r
+            var slash: UInt8 = 0
+            for j in 0..<l where u8(pos + j) == 0x2F { slash = 1; break }
+            nameFlags[i] = slash
+            if let dup = insert(nameSlots, nameMask, names, i) {
+                throw corrupt("name \(i) '\(string(r))' repeats name \(dup) in the name table", at: at)
+            }
+            pos += l
+        }
+    }
+
+    /// Inserts string i into a hash table; returns the index of an equal
+    /// string already there.
+    func insert(_ slots: UnsafeMutablePointer<UInt64>, _ mask: Int, _ strs: UnsafeMutablePointer<StrRef>, _ i: Int) -> Int? {
+        let r = strs[i]
+        let p = b + Int(r.start)
+        let h = hashBytes(p, Int(r.len))
+        var s = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let e = slots[s]
+            if e == 0 {
+                slots[s] = (UInt64(h) << 32) | UInt64(i + 1)
+                return nil
+            }
+            if UInt32(truncatingIfNeeded: e >> 32) == h {
+                let j = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) - 1
+                let o = strs[j]
+                if o.len == r.len && bytesEqual(b + Int(o.start), p, Int(r.len)) { return j }
+            }
+            s = (s + 1) & mask
+        }
+    }
+
+    // MARK: - Records
+
+    mutating func parseRecords() throws(ArchiveFailure) {
+        // Every record takes at least 4 bytes (four varints).
+        let remaining = end - pos
+        if objectCount > remaining / 4 {
+            throw corrupt("object_count \(objectCount) needs at least \(objectCount * 4) bytes of records, but only \(remaining) remain", at: pos)
+        }
+        records.deallocate(); st.records = nil
+        records = UnsafeMutablePointer<RecordInfo>.allocate(capacity: max(1, objectCount)); st.records = records
+        refStart.deallocate(); st.refStart = nil
+        refStart = UnsafeMutablePointer<Int32>.allocate(capacity: objectCount + 1); st.refStart = refStart
+        refCap = max(16, min(objectCount, remaining / 2))
+        refs.deallocate(); st.refs = nil
+        refs = UnsafeMutablePointer<Int32>.allocate(capacity: refCap); st.refs = refs
+        let ps = tableSize(objectCount)
+        let pathSlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ps); st.pathSlots = pathSlots
+        pathSlots.initialize(repeating: 0, count: ps)
+        let pathMask = UInt64(ps - 1)
+        let pathShift = UInt64(64 - ps.trailingZeroBitCount)
+
+        for i in 0..<objectCount {
+            record = i
+            pathKnown = false
+            curKey = nil
+            depth = 0
+            let idAt = pos
+            let ident = try varint(end, "identifier")
+            if ident >= UInt64(nameCount) {
+                throw corrupt("identifier name index \(ident) is out of range (name_count \(nameCount))", at: idAt)
+            }
+            let identName = names[Int(ident)]
+            if nameFlags[Int(ident)] != 0 {
+                throw corrupt("identifier '\(string(identName))' contains '/'", at: Int(identName.start))
+            }
+            if Int(identName.len) > ArchiveLimits.maxIdentifierBytes {
+                throw limit("identifier is \(identName.len) bytes, more than the limit of \(ArchiveLimits.maxIdentifierBytes)", at: idAt)
+            }
+            let pdAt = pos
+            let delta = try varint(end, "parent_delta")
+            if delta > UInt64(i) {
+                throw corrupt("parent_delta \(delta) points before the first record", at: pdAt)
+            }
+            let parent = delta == 0 ? -1 : i - Int(delta)
+            let clAt = pos
+            let cls = try varint(end, "class")
+            if cls > UInt64(nameCount) {
+                throw corrupt("class name index \(cls - 1) is out of range (name_count \(nameCount))", at: clAt)
+            }
+            if cls > 0 && Int(names[Int(cls - 1)].len) > ArchiveLimits.maxClassNameBytes {
+                throw limit("class name is more than \(ArchiveLimits.maxClassNameBytes) bytes", at: clAt)
+            }
+            let treeDepth = parent < 0 ? 0 : Int(records[parent].depth) + 1
+            records[i] = RecordInfo(identifier: UInt32(ident), parent: Int32(parent),
+                                    classPlusOne: UInt32(cls), depth: Int32(treeDepth),
+                                    fieldsStart: 0, fieldsEnd: 0)
+            if treeDepth > ArchiveLimits.maxTreeDepth {
+                throw limit("the parent chain is \(treeDepth) records deep, more than the limit of \(ArchiveLimits.maxTreeDepth)", at: pdAt)
+            }
+            pathKnown = true
+
+            // Duplicate path: (parent, identifier) seen before.
+            let pk = (UInt64(1) << 63) | (UInt64(UInt32(bitPattern: Int32(parent + 1))) << 32) | ident
+            var s = Int(truncatingIfNeeded: (pk &* 0x9E37_79B9_7F4A_7C15) >> pathShift) & Int(pathMask)
+            while true {
+                let e = pathSlots[s]
+                if e == 0 { pathSlots[s] = pk; break }
+                if e == pk {
+                    throw corrupt("the path is already used by an earlier record", at: idAt)
+                }
+                s = (s + 1) & Int(pathMask)
+            }
+
+            let flAt = pos
+            let fl = try varint(end, "fields_len")
+            if fl > UInt64(end - pos) {
+                throw corrupt("fields_len \(fl) runs past the end of the records (\(end - pos) bytes remain)", at: flAt)
+            }
+            let fieldsStart = pos
+            let fieldsEnd = pos + Int(fl)
+            records[i].fieldsStart = Int32(fieldsStart)
+            records[i].fieldsEnd = Int32(fieldsEnd)
+            refStart[i] = Int32(refCount)
+            try parseFields(fieldsEnd, record: i)
+        }
+        refStart[objectCount] = Int32(refCount)
+        record = -1
+        if pos != end {
+            throw corrupt("the \(objectCount) records of object_count end at byte \(pos), but the checksum starts at byte \(end): \(end - pos) stray bytes", at: pos)
+        }
+    }
+
+    @inline(never)
+    func duplicateKey(_ at: Int) -> ArchiveFailure {
+        corrupt("the key appears twice in the same record", at: at)
+    }
+
+    @inline(never)
+    mutating func growRefs() {
+        let newCap = refCap * 2
+        let p = UnsafeMutablePointer<Int32>.allocate(capacity: newCap)
+        p.initialize(from: refs, count: refCount)
+        refs.deallocate()
+        refs = p
+        st.refs = p
+        refCap = newCap
+    }
+
+    @inline(never)
+    mutating func growKeyStack() {
+        let newCap = keyCap * 2
+        let p = UnsafeMutablePointer<UInt32>.allocate(capacity: newCap)
+        p.initialize(from: keyStack, count: keyTop)
+        keyStack.deallocate()
+        keyStack = p
+        st.keyStack = p
+        keyCap = newCap
+    }
+
+    @inline(never)
+    mutating func makeBig(_ d: Int) {
+        frameBig[d] = true
+        var set = bigSets[d]
+        bigSets[d] = []
+        set.removeAll(keepingCapacity: true)
+        for j in frameKeyStart[d]..<keyTop { set.insert(keyStack[j]) }
+        bigSets[d] = set
+    }
+
+    /// Parses the fields of record `r`, which run from `pos` to `fieldsEnd`,
+    /// nested records included.
+    mutating func parseFields(_ fieldsEnd: Int, record r: Int) throws(ArchiveFailure) {
+        var d = 0
+        var fe = fieldsEnd
+        frameEnd[0] = fieldsEnd
+        frameKeyStart[0] = 0
+        frameBig[0] = false
+        keyTop = 0
+        let kc = UInt64(keyCount)
+        while true {
+            if pos >= fe {
+                if d == 0 { break }
+                if frameBig[d] { bigSets[d].removeAll(keepingCapacity: true) }
+                keyTop = frameKeyStart[d]
+                d -= 1
+                depth = d
+                fe = frameEnd[d]
+                continue
+            }
+            let fieldAt = pos
+            let h = u8(pos)
+            pos &+= 1
+            curKey = nil
+            var key = UInt64(h >> 4)
+            let tag = h & 0x0F
+            if key == 15 {
+                let ext = try varint(fe, "key index")
+                if kc <= 15 || ext >= kc &- 15 {
+                    throw corrupt("key index 15+\(ext) is out of range (key_count \(keyCount))", at: fieldAt)
+                }
+                key = ext &+ 15
+            } else if key >= kc {
+                throw corrupt("key index \(key) is out of range (key_count \(keyCount))", at: fieldAt)
+            }
+            let k = UInt32(truncatingIfNeeded: key)
+            curKey = k
+
+            // One value per key in a record.
+            let fks = frameKeyStart[d]
+            if keyTop &- fks >= ArchiveLimits.maxValuesPerRecord {
+                throw limit("the record has more than \(ArchiveLimits.maxValuesPerRecord) values", at: fieldAt)
+            }
+            if frameBig[d] {
+                if !bigSets[d].insert(k).inserted { throw duplicateKey(fieldAt) }
+            } else {
+                var j = fks
+                while j < keyTop {
+                    if keyStack[j] == k { throw duplicateKey(fieldAt) }
+                    j &+= 1
+                }
+            }
+            if keyTop == keyCap { growKeyStack() }
+            keyStack[keyTop] = k
+            keyTop &+= 1
+            if !frameBig[d] && keyTop &- fks > 16 { makeBig(d) }
+
+            switch tag {
+            case 0, 1:
+                break
+            case 2:
+                _ = try varint(fe, "int value")
+            case 3:
+                if fe &- pos < 8 { throw corrupt("double value is cut off (\(fe - pos) of 8 bytes)", at: pos) }
+                pos &+= 8
+            case 4:
+                let len = try length(fe, "string length")
+                try checkText(len, "string")
+                pos &+= len
+            case 5:
+                let len = try length(fe, "bytes length")
+                pos &+= len
+            case 6:
+                let at = pos
+                let target = try varint(fe, "object reference")
+                if target >= UInt64(objectCount) {
+                    throw corrupt("object reference to record \(target) is out of range (object_count \(objectCount))", at: at)
+                }
+                if target >= UInt64(r) { forward = true }
+                if refCount == refCap { growRefs() }
+                refs[refCount] = Int32(truncatingIfNeeded: target)
+                refCount &+= 1
+            case 7:
+                let len = try length(fe, "int array length")
+                let ce = pos &+ len
+                let cAt = pos
+                let count = try varint(ce, "int array count")
+                if count > UInt64(ce &- pos) {
+                    throw corrupt("int array count \(count) cannot fit in its \(len) bytes", at: cAt)
+                }
+                var c = Int(truncatingIfNeeded: count)
+                while c > 0 {
+                    _ = try varint(ce, "int array element")
+                    c &-= 1
+                }
+                if pos != ce {
+                    throw corrupt("int array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                }
+            case 8:
+                let len = try length(fe, "string array length")
+                let ce = pos &+ len
+                let cAt = pos
+                let count = try varint(ce, "string array count")
+                if count > UInt64(ce &- pos) {
+                    throw corrupt("string array count \(count) cannot fit in its \(len) bytes", at: cAt)
+                }
+                var c = Int(truncatingIfNeeded: count)
+                while c > 0 {
+                    let el = try length(ce, "string array element length")
+                    try checkText(el, "string array element")
+                    pos &+= el
+                    c &-= 1
+                }
+                if pos != ce {
+                    throw corrupt("string array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                }
+            case 9:
+                let at = pos
+                let len = try length(fe, "nested record length")
+                if d >= ArchiveLimits.maxRecordDepth {
+                    throw limit("nested records are deeper than the limit of \(ArchiveLimits.maxRecordDepth)", at: at)
+                }
+                d &+= 1
+                depth = d
+                fe = pos &+ len
+                frameEnd[d] = fe
+                frameKeyStart[d] = keyTop
+                frameBig[d] = false
+                frameKey[d] = k
+            default:
+                // A future type: its length says how much to skip.
+                let len = try length(fe, "value length")
+                pos &+= len
+            }
+        }
+        curKey = nil
+        depth = 0
+    }
+}
+
+func hex32(_ v: UInt32) -> String {
+    let s = String(v, radix: 16, uppercase: true)
+    return String(repeating: "0", count: 8 - s.count) + s
+}

@@ -1,0 +1,60 @@
+import CRestoration
+import RestorationCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The thread-local last error (rst_last_error): a malloc'd C string per
+// thread, replaced only by the next failing call on that thread.
+private let lastErrorKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { p in free(p) }
+    return key
+}()
+
+@usableFromInline
+func setLastError(_ message: String) {
+    let old = pthread_getspecific(lastErrorKey)
+    pthread_setspecific(lastErrorKey, strdup(message))
+    free(old)
+}
+
+func lastErrorPointer() -> UnsafePointer<CChar>? {
+    pthread_getspecific(lastErrorKey).map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }
+}
+
+@inline(__always) @usableFromInline
+func cStatus(_ s: Status) -> rst_status { rst_status(rawValue: s.rawValue) }
+
+/// Records a failure as this thread's last error and returns its status.
+@inline(never) @usableFromInline
+func fail(_ f: RestorationFailure) -> rst_status {
+    setLastError(f.message)
+    return cStatus(f.status)
+}
+
+@inline(never) @usableFromInline
+func fail(_ status: Status, _ message: String) -> rst_status {
+    setLastError(message)
+    return cStatus(status)
+}
+
+/// A static C string from a literal.
+@inline(__always)
+func staticCString(_ s: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@inline(__always)
+func keyBytes(_ key: UnsafePointer<CChar>) -> KeyBytes {
+    KeyBytes(UnsafeRawBufferPointer(start: key, count: strlen(key)))
+}
+
+// Handles are the core objects' addresses (Unmanaged, unretained except the
+// engine, which rst_engine_create retains and rst_engine_destroy releases).
+@inline(__always) func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
+@inline(__always) func node(_ p: OpaquePointer) -> ObjectNode { ObjectNode.from(handle: UnsafeRawPointer(p)) }
+@inline(__always) func coder(_ p: OpaquePointer) -> Coder { Coder.from(handle: UnsafeRawPointer(p)) }
+@inline(__always) func handle(_ e: Engine) -> OpaquePointer { OpaquePointer(e.handle) }
+@inline(__always) func handle(_ n: ObjectNode) -> OpaquePointer { OpaquePointer(n.handle) }
+@inline(__always) func handle(_ c: Coder) -> OpaquePointer { OpaquePointer(c.handle) }

@@ -1,0 +1,414 @@
+import RestorationArchive
+
+/// A key as bytes: the C layer passes a C string's bytes, the Swift API a
+/// String's UTF-8. Borrowed for the duration of one call.
+public struct KeyBytes {
+    public let bytes: UnsafeRawBufferPointer
+
+    @inline(__always) public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The key as text, for messages.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// The keyed, typed values of one object (`rst_coder`). One per engine,
+/// reused: it is live only during the callback it was passed to, and every
+/// call outside one fails with `.state`.
+public final class Coder {
+    public enum Mode: Equatable {
+        case idle
+        case encoding
+        /// A factory's coder in pass 1: referenced records may not be materialized yet.
+        case factory
+        case decoding
+    }
+
+    public private(set) var mode: Mode = .idle
+    public unowned(unsafe) let engine: Engine
+
+    // Encoding state.
+    var writer = ArchiveWriter()
+    var encodeFailure: RestorationFailure?
+    unowned(unsafe) var node: ObjectNode?
+    var saveGeneration = 0
+
+    // Decoding state.
+    var reader: ArchiveReader?
+    var session: RestoreSession?
+    public private(set) var record = 0
+    var ranges: [ArchiveReader.FieldRange] = []
+    var hints: [Int] = []
+    let arena = CStringArena()
+
+    init(engine: Engine) {
+        self.engine = engine
+        ranges.reserveCapacity(RestorationLimits.maxRecordDepth + 1)
+        hints.reserveCapacity(RestorationLimits.maxRecordDepth + 1)
+    }
+
+    /// The opaque handle C sees (`rst_coder *`).
+    @inline(__always) public var handle: UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    @inline(__always) public static func from(handle: UnsafeRawPointer) -> Coder {
+        Unmanaged<Coder>.fromOpaque(handle).takeUnretainedValue()
+    }
+
+    // MARK: lifecycle (engine only)
+
+    func beginEncoding(_ node: ObjectNode) {
+        self.node = node
+        mode = .encoding
+    }
+
+    func endEncoding() {
+        mode = .idle
+        node = nil
+    }
+
+    func beginDecoding(record: Int, node: ObjectNode?, factory: Bool) {
+        self.record = record
+        self.node = node
+        guard let reader else { return }
+        ranges.removeAll(keepingCapacity: true)
+        hints.removeAll(keepingCapacity: true)
+        let r = reader.fields(ofRecord: record)
+        ranges.append(r)
+        hints.append(r.start)
+        mode = factory ? .factory : .decoding
+    }
+
+    func endDecoding() {
+        mode = .idle
+        node = nil
+        arena.reset()
+    }
+
+    // MARK: where we are, for messages
+
+    /// "object 'Tabs/Nav'" or "record 12 (Tabs/Nav)", for error messages.
+    public var location: String {
+        switch mode {
+        case .encoding:
+            return "object '\(node?.path ?? "?")'"
+        case .factory, .decoding:
+            if let reader { return "record \(record) ('\(reader.path(ofRecord: record))')" }
+            return "record \(record)"
+        case .idle:
+            return "coder"
+        }
+    }
+
+    // MARK: encode
+
+    @inline(__always)
+    private func encodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
+        guard mode == .encoding else { throw stateFailure(what, encode: true) }
+        if let f = encodeFailure { throw RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)") }
+        try Validation.key(key.bytes, what: what, location: location)
+        return writer.key(key.bytes)
+    }
+
+    private func stateFailure(_ what: StaticString, encode: Bool) -> RestorationFailure {
+        RestorationFailure(.state, encode
+            ? "\(what) called outside an encode callback (the coder is only valid during the callback it was passed to)"
+            : "\(what) called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
+    }
+
+    @inline(__always)
+    private func record(_ error: WriteFailure, key: KeyBytes, _ what: StaticString) -> RestorationFailure {
+        let f: RestorationFailure
+        switch error {
+        case .duplicateKey:
+            f = RestorationFailure(.duplicate, "\(what): \(location) already has a value for key '\(key.string)' in this record")
+        case .limit(let m):
+            f = RestorationFailure(.limit, "\(what): \(location), key '\(key.string)': \(m)")
+        case .state(let m):
+            f = RestorationFailure(.state, "\(what): \(location): \(m)")
+        }
+        if encodeFailure == nil { encodeFailure = f }
+        return f
+    }
+
+    private func fail(_ f: RestorationFailure) -> RestorationFailure {
+        if mode == .encoding, encodeFailure == nil { encodeFailure = f }
+        return f
+    }
+
+    public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_bool")
+        do { try writer.writeBool(k, v) } catch { throw record(error, key: key, "rst_encode_bool") }
+    }
+
+    public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_int")
+        do { try writer.writeInt(k, v) } catch { throw record(error, key: key, "rst_encode_int") }
+    }
+
+    public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_double")
+        do { try writer.writeDouble(k, v) } catch { throw record(error, key: key, "rst_encode_double") }
+    }
+
+    /// `utf8` must be valid UTF-8 without NUL bytes.
+    public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_string")
+        guard Validation.isText(utf8) else {
+            throw fail(RestorationFailure(.invalid, "rst_encode_string: \(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
+        }
+        do { try writer.writeString(k, utf8) } catch { throw record(error, key: key, "rst_encode_string") }
+    }
+
+    public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_bytes")
+        do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key, "rst_encode_bytes") }
+    }
+
+    public func encodeObject(_ key: KeyBytes, _ ref: ObjectNode) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_object")
+        guard ref.engine === engine, ref.isRegistered else {
+            throw fail(RestorationFailure(.invalid, "rst_encode_object: \(location), key '\(key.string)': the referenced object belongs to another engine"))
+        }
+        guard ref.saveGeneration == saveGeneration else {
+            throw fail(RestorationFailure(.state, "rst_encode_object: \(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
+        }
+        do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key, "rst_encode_object") }
+    }
+
+    public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_int_array")
+        do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key, "rst_encode_int_array") }
+    }
+
+    public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_string_array")
+        for (i, e) in elements.enumerated() where !Validation.isText(e) {
+            throw fail(RestorationFailure(.invalid, "rst_encode_string_array: \(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
+        }
+        do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key, "rst_encode_string_array") }
+    }
+
+    public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        let k = try encodingKey(key, "rst_encode_begin_record")
+        do { try writer.beginRecord(k) } catch { throw record(error, key: key, "rst_encode_begin_record") }
+    }
+
+    public func encodeEndRecord() throws(RestorationFailure) {
+        guard mode == .encoding else { throw stateFailure("rst_encode_end_record", encode: true) }
+        guard writer.nestingDepth > 0 else {
+            throw fail(RestorationFailure(.state, "rst_encode_end_record: \(location) has no open record to end"))
+        }
+        do { try writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0)), "rst_encode_end_record") }
+    }
+
+    // MARK: decode
+
+    /// The field under `key` in the current record, or nil when absent.
+    @inline(__always)
+    private func field(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> ArchiveReader.Field? {
+        guard mode == .decoding || mode == .factory, let reader else { throw stateFailure(what, encode: false) }
+        guard let k = reader.keyIndex(key.bytes) else { return nil }
+        let depth = ranges.count - 1
+        var hint = hints[depth]
+        guard let f = reader.find(k, in: ranges[depth], hint: &hint) else { return nil }
+        hints[depth] = hint
+        return f
+    }
+
+    @inline(__always)
+    private func typed(_ key: KeyBytes, _ what: StaticString, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard let f = try field(key, what) else { throw missing(key, what) }
+        let tag = f.tag
+        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
+        throw RestorationFailure(.type, "\(what): \(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+    }
+
+    private func missing(_ key: KeyBytes, _ what: StaticString) -> RestorationFailure {
+        RestorationFailure(.notFound, "\(what): \(location) has no key '\(key.string)'")
+    }
+
+    /// "an int", "a string", for messages.
+    public static func typeName(_ tag: ValueTag?) -> String {
+        switch tag {
+        case .boolFalse, .boolTrue: return "a bool"
+        case .int: return "an int"
+        case .double: return "a double"
+        case .string: return "a string"
+        case .bytes: return "bytes"
+        case .object: return "an object reference"
+        case .intArray: return "an int array"
+        case .stringArray: return "a string array"
+        case .record: return "a record"
+        case nil: return "a value of a type this version does not know"
+        }
+    }
+
+    public func contains(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        if mode == .encoding {
+            guard let k = try? encodingKeyIndex(key) else { return false }
+            return writer.tag(ofKey: k) != nil
+        }
+        return try field(key, "rst_coder_contains") != nil
+    }
+
+    private func encodingKeyIndex(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        try Validation.key(key.bytes, what: "rst_coder_contains", location: location)
+        return writer.key(key.bytes)
+    }
+
+    /// The type under `key`: nil when absent; `.some(nil)` for an unknown (future) type.
+    public func valueType(_ key: KeyBytes) throws(RestorationFailure) -> ValueTag?? {
+        if mode == .encoding {
+            let k = try encodingKeyIndex(key)
+            guard let t = writer.tag(ofKey: k) else { return nil }
+            return .some(t)
+        }
+        guard let f = try field(key, "rst_coder_value_type") else { return nil }
+        return .some(f.tag)
+    }
+
+    public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        let f = try typed(key, "rst_decode_bool", .boolFalse)
+        return f.tag == .boolTrue
+    }
+
+    public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
+        let f = try typed(key, "rst_decode_int", .int)
+        return reader.unsafelyUnwrapped.int(f)
+    }
+
+    public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
+        let f = try typed(key, "rst_decode_double", .double)
+        return reader.unsafelyUnwrapped.double(f)
+    }
+
+    /// The string's bytes, borrowed from the archive (not NUL-terminated).
+    public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        let f = try typed(key, "rst_decode_string", .string)
+        return reader.unsafelyUnwrapped.bytes(f)
+    }
+
+    /// A NUL-terminated copy, valid until the callback returns.
+    public func decodeCString(_ key: KeyBytes) throws(RestorationFailure) -> (UnsafePointer<CChar>, Int) {
+        let b = try decodeStringBytes(key)
+        return (arena.copy(b), b.count)
+    }
+
+    public func decodeString(_ key: KeyBytes) throws(RestorationFailure) -> String {
+        String(decoding: try decodeStringBytes(key), as: UTF8.self)
+    }
+
+    /// Borrowed from the archive; valid until the callback returns.
+    public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        let f = try typed(key, "rst_decode_bytes", .bytes)
+        return reader.unsafelyUnwrapped.bytes(f)
+    }
+
+    public func decodeObject(_ key: KeyBytes) throws(RestorationFailure) -> ObjectNode {
+        let f = try typed(key, "rst_decode_object", .object)
+        let target = reader.unsafelyUnwrapped.objectRecord(f)
+        guard let session else { throw stateFailure("rst_decode_object", encode: false) }
+        switch session.state[target] {
+        case .materialized:
+            if let n = session.nodes[target] { return n }
+            fallthrough
+        case .skipped:
+            throw RestorationFailure(.notFound, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
+        case .pending:
+            throw RestorationFailure(.state, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
+        }
+    }
+
+    public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
+        let f = try typed(key, "rst_decode_int_array", .intArray)
+        return reader.unsafelyUnwrapped.intArrayCount(f)
+    }
+
+    /// Copies into `buffer` when it is large enough; returns the count either way.
+    public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
+        let f = try typed(key, "rst_decode_int_array", .intArray)
+        let r = reader.unsafelyUnwrapped
+        let n = r.intArrayCount(f)
+        guard let buffer, buffer.count >= n else { return (n, n == 0) }
+        r.intArray(f, into: buffer)
+        return (n, true)
+    }
+
+    public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
+        let f = try typed(key, "rst_decode_int_array", .intArray)
+        let r = reader.unsafelyUnwrapped
+        let n = r.intArrayCount(f)
+        return [Int64](unsafeUninitializedCapacity: n) { buf, count in
+            r.intArray(f, into: buf)
+            count = n
+        }
+    }
+
+    public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
+        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        return reader.unsafelyUnwrapped.stringArrayCount(f)
+    }
+
+    /// Element `index` (borrowed bytes), and the count. nil element when out of range.
+    public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
+        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        let r = reader.unsafelyUnwrapped
+        return (index >= 0 ? r.stringArrayElement(f, at: index) : nil, r.stringArrayCount(f))
+    }
+
+    public func decodeStringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
+        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        let r = reader.unsafelyUnwrapped
+        let n = r.stringArrayCount(f)
+        var out: [String] = []
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            if let e = r.stringArrayElement(f, at: i) { out.append(String(decoding: e, as: UTF8.self)) }
+        }
+        return out
+    }
+
+    /// NUL-terminated copy of a string array element, valid until the callback returns.
+    public func arenaCopy(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { arena.copy(bytes) }
+
+    public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        let f = try typed(key, "rst_decode_begin_record", .record)
+        let r = reader.unsafelyUnwrapped.recordFields(f)
+        ranges.append(r)
+        hints.append(r.start)
+    }
+
+    public func decodeEndRecord() throws(RestorationFailure) {
+        guard mode == .decoding || mode == .factory else { throw stateFailure("rst_decode_end_record", encode: false) }
+        guard ranges.count > 1 else {
+            throw RestorationFailure(.state, "rst_decode_end_record: \(location) is at its top level (no record was begun)")
+        }
+        ranges.removeLast()
+        hints.removeLast()
+    }
+
+    /// The keys of the current record with their types, in archive order
+    /// (tools: restorectl's stand-in objects decode everything).
+    public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {
+        guard mode == .decoding || mode == .factory, let reader else { throw stateFailure("forEachField", encode: false) }
+        reader.forEachField(in: ranges[ranges.count - 1]) { f in body(reader.keyName(f.key), f) }
+    }
+
+    /// The archive being read (decode and factory modes).
+    public var currentReader: ArchiveReader? { mode == .idle || mode == .encoding ? nil : reader }
+}
+
+extension Coder {
+    /// Records a misuse detected by an edge (a NULL argument); inside an
+    /// encode callback it fails the save like any other encode error.
+    public func misuse(_ status: Status, _ message: String) -> RestorationFailure {
+        let f = RestorationFailure(status, message)
+        recordEncodeFailure(f)
+        return f
+    }
+
+    public func recordEncodeFailure(_ f: RestorationFailure) {
+        if mode == .encoding, encodeFailure == nil { encodeFailure = f }
+    }
+}

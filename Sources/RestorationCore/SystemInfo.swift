@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Facts about this process and system, recorded in archives and markers.
+public enum SystemInfo {
+    /// UTC milliseconds since the epoch.
+    public static func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// The OS release (`uname -r`), e.g. "Linux 6.1.0".
+    public static let systemVersion: String = {
+        var u = utsname()
+        guard uname(&u) == 0 else { return "unknown" }
+        func field<T>(_ v: T) -> String {
+            withUnsafeBytes(of: v) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        }
+        return "\(field(u.sysname)) \(field(u.release))"
+    }()
+
+    /// The contents of a small file, or nil.
+    static func readSmallFile(_ path: String, max: Int = 4096) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: max)
+        let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) }
+        guard n > 0 else { return nil }
+        return String(decoding: buf[0..<n], as: UTF8.self)
+    }
+
+    /// A process's start time in clock ticks since boot (field 22 of
+    /// /proc/PID/stat), which together with the pid identifies a process.
+    static func startTime(of pid: Int32) -> UInt64? {
+        guard let stat = readSmallFile("/proc/\(pid)/stat") else { return nil }
+        // The command name (field 2) may contain spaces and parentheses: skip to the last ')'.
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let rest = stat[stat.index(after: close)...].split(separator: " ")
+        // rest[0] is field 3 (state); field 22 is rest[19].
+        guard rest.count > 19 else { return nil }
+        return UInt64(rest[19])
+    }
+
+    static let bootID: String = readSmallFile("/proc/sys/kernel/random/boot_id")?
+        .trimmingCharacters(in: " \n") ?? "unknown"
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var s = Substring(self)
+        while let f = s.first, chars.contains(f) { s.removeFirst() }
+        while let l = s.last, chars.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,89 @@
+import RestorationArchive
+
+/// The engine's limits (the RST_MAX_* macros of restoration.h).
+public enum RestorationLimits {
+    public static let maxArchiveBytes = ArchiveLimits.maxArchiveBytes
+    public static let maxIdentifierBytes = ArchiveLimits.maxIdentifierBytes
+    public static let maxClassNameBytes = ArchiveLimits.maxClassNameBytes
+    public static let maxKeyBytes = ArchiveLimits.maxKeyBytes
+    public static let maxRecordDepth = ArchiveLimits.maxRecordDepth
+    public static let maxTreeDepth = ArchiveLimits.maxTreeDepth
+    public static let maxValuesPerRecord = ArchiveLimits.maxValuesPerRecord
+    public static let maxObjects = ArchiveLimits.maxObjects
+}
+
+/// Argument rules shared by every edge (C ABI, Swift API).
+public enum Validation {
+    /// Valid UTF-8 with no NUL byte.
+    @inline(__always)
+    public static func isText(_ b: UnsafeRawBufferPointer) -> Bool {
+        // ASCII fast path.
+        var i = 0
+        let n = b.count
+        while i < n {
+            let c = b[i]
+            if c == 0 { return false }
+            if c >= 0x80 { return isUTF8(UnsafeRawBufferPointer(rebasing: b[i...])) }
+            i += 1
+        }
+        return true
+    }
+
+    static func isUTF8(_ b: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        let n = b.count
+        while i < n {
+            let c = b[i]
+            if c == 0 { return false }
+            if c < 0x80 { i += 1; continue }
+            var len = 0
+            var minCode: UInt32 = 0
+            var code: UInt32
+            if c & 0xE0 == 0xC0 { len = 2; code = UInt32(c & 0x1F); minCode = 0x80 }
+            else if c & 0xF0 == 0xE0 { len = 3; code = UInt32(c & 0x0F); minCode = 0x800 }
+            else if c & 0xF8 == 0xF0 { len = 4; code = UInt32(c & 0x07); minCode = 0x10000 }
+            else { return false }
+            guard n - i >= len else { return false }
+            for j in 1..<len {
+                let cc = b[i + j]
+                guard cc & 0xC0 == 0x80 else { return false }
+                code = (code << 6) | UInt32(cc & 0x3F)
+            }
+            guard code >= minCode, code <= 0x10FFFF, !(0xD800...0xDFFF).contains(code) else { return false }
+            i += len
+        }
+        return true
+    }
+
+    @inline(__always)
+    static func key(_ b: UnsafeRawBufferPointer, what: StaticString, location: @autoclosure () -> String) throws(RestorationFailure) {
+        if b.count > 0 && b.count <= RestorationLimits.maxKeyBytes && isText(b) { return }
+        if b.count == 0 { throw RestorationFailure(.invalid, "\(what): \(location()): the key is empty") }
+        if b.count > RestorationLimits.maxKeyBytes {
+            throw RestorationFailure(.invalid, "\(what): \(location()): the key is \(b.count) bytes long; keys are at most \(RestorationLimits.maxKeyBytes) bytes")
+        }
+        throw RestorationFailure(.invalid, "\(what): \(location()): the key is not valid UTF-8")
+    }
+
+    /// Identifier rules: non-empty UTF-8, no '/', at most 255 bytes.
+    public static func identifier(_ id: String, what: String) throws(RestorationFailure) {
+        let n = id.utf8.count
+        if n == 0 { throw RestorationFailure(.invalid, "\(what): the identifier is empty") }
+        if n > RestorationLimits.maxIdentifierBytes {
+            throw RestorationFailure(.invalid, "\(what): identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes")
+        }
+        if id.utf8.contains(UInt8(ascii: "/")) {
+            throw RestorationFailure(.invalid, "\(what): identifier '\(id)' contains '/', which separates path components")
+        }
+        if id.utf8.contains(0) { throw RestorationFailure(.invalid, "\(what): identifier contains a NUL byte") }
+    }
+
+    public static func className(_ name: String, what: String) throws(RestorationFailure) {
+        let n = name.utf8.count
+        if n == 0 { throw RestorationFailure(.invalid, "\(what): the class name is empty") }
+        if n > RestorationLimits.maxClassNameBytes {
+            throw RestorationFailure(.invalid, "\(what): class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes")
+        }
+        if name.utf8.contains(0) { throw RestorationFailure(.invalid, "\(what): class name contains a NUL byte") }
+    }
+}

@@ -1,0 +1,395 @@
+// Timing, memory and the run schedule.
+//
+// Per (format, N): one warm-up run that is also the correctness check (the
+// restored graph is compared with the generated one; a format whose restore
+// is wrong is reported as FAILED and not timed), then one memory run, then
+// the timed runs. Timed runs go round-robin over the formats (run 1 of every
+// format, then run 2, ...), so the drift of a shared machine hits every
+// format alike. Timed runs touch no /proc file and trim no heap.
+//
+// Memory: before each phase of the memory run the heap is trimmed
+// (malloc_trim(0)), the peak is reset (writing "5" to /proc/self/clear_refs
+// resets VmHWM) and VmRSS is read as the baseline; after the phase VmHWM is
+// the peak. The reported figure is peak minus baseline. Where the reset does
+// not work, a thread samples VmRSS every millisecond instead (reported).
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// One thing that saves and restores the graph.
+protocol Contestant: AnyObject {
+    var key: String { get }
+    var name: String { get }
+    /// Untimed set-up before each save.
+    func prepareSave() throws
+    /// Timed. Returns the archive's size in bytes.
+    func save() throws -> Int
+    /// Untimed set-up before each restore (the engine pre-registers objects here).
+    func prepareRestore() throws
+    /// Timed. Keeps the restored graph until endRestore().
+    func restore() throws
+    /// Untimed: compares the kept graph with the generated one; nil when correct.
+    func verifyRestore() -> String?
+    /// Untimed: drops the restored graph.
+    func endRestore()
+}
+
+extension Contestant {
+    func prepareSave() throws {}
+    func prepareRestore() throws {}
+}
+
+// MARK: - Clock
+
+enum Clock {
+    /// Monotonic seconds.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let t0 = now()
+        try body()
+        return now() - t0
+    }
+}
+
+// MARK: - Memory
+
+enum Memory {
+    enum Mode: String, Codable { case hwmReset = "VmHWM after clear_refs reset", sampled = "VmRSS sampled every 1 ms" }
+
+    /// Decided once at start-up by `probe()`.
+    nonisolated(unsafe) static var mode: Mode = .sampled
+
+    /// ("VmRSS", "VmHWM") in bytes from /proc/self/status.
+    static func status() -> (rss: Int, hwm: Int) {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
+        var rss = 0, hwm = 0
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("VmRSS:") { rss = kib(line) } else if line.hasPrefix("VmHWM:") { hwm = kib(line) }
+        }
+        return (rss, hwm)
+    }
+
+    private static func kib(_ line: Substring) -> Int {
+        let digits = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0"
+        return (Int(digits) ?? 0) * 1024
+    }
+
+    @discardableResult
+    static func resetPeak() -> Bool {
+        let fd = open("/proc/self/clear_refs", O_WRONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "5", 1) == 1
+    }
+
+    /// Gives freed heap back to the kernel so the baseline RSS is honest.
+    static func trim() {
+        typealias TrimFn = @convention(c) (Int) -> Int32
+        if let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {   // RTLD_DEFAULT
+            _ = unsafeBitCast(sym, to: TrimFn.self)(0)
+        }
+    }
+
+    /// Checks that resetting VmHWM works here: touch 64 MiB, free it, reset,
+    /// and see the peak fall back.
+    static func probe() -> Mode {
+        let size = 64 << 20
+        let p = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096)
+        var i = 0
+        while i < size { p.storeBytes(of: 1, toByteOffset: i, as: UInt8.self); i += 4096 }
+        let high = status().hwm
+        p.deallocate()
+        trim()
+        guard resetPeak() else { return .sampled }
+        let after = status()
+        return (after.hwm < high - size / 2 && after.hwm <= after.rss + (1 << 20)) ? .hwmReset : .sampled
+    }
+
+    /// Runs `body` and returns (peak RSS − baseline RSS, peak RSS) in bytes.
+    static func measure(_ body: () throws -> Void) rethrows -> (delta: Int, peak: Int) {
+        trim()
+        switch mode {
+        case .hwmReset:
+            resetPeak()
+            let base = status().rss
+            try body()
+            let peak = status().hwm
+            return (max(0, peak - base), peak)
+        case .sampled:
+            let base = status().rss
+            let sampler = Sampler()
+            sampler.start()
+            try body()
+            let peak = max(sampler.stop(), status().rss)
+            return (max(0, peak - base), peak)
+        }
+    }
+
+    /// Samples VmRSS on its own thread (the fallback).
+    private final class Sampler: @unchecked Sendable {
+        private let lock = NSLock()
+        private var running = true
+        private var peak = 0
+        private var thread: Thread?
+        private let done = DispatchSemaphore(value: 0)
+
+        func start() {
+            let t = Thread { [self] in
+                while true {
+                    let rss = Memory.status().rss
+                    lock.lock()
+                    peak = max(peak, rss)
+                    let go = running
+                    lock.unlock()
+                    if !go { break }
+                    usleep(1000)
+                }
+                done.signal()
+            }
+            thread = t
+            t.start()
+        }
+
+        func stop() -> Int {
+            lock.lock(); running = false; lock.unlock()
+            done.wait()
+            return peak
+        }
+    }
+}
+
+// MARK: - Statistics
+
+struct Stats: Codable {
+    var samples: [Double]          // milliseconds, in run order
+    var median: Double
+    var min: Double
+    var max: Double
+
+    init(ms samples: [Double]) {
+        self.samples = samples
+        let s = samples.sorted()
+        median = s.isEmpty ? .nan : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
+        min = s.first ?? .nan
+        max = s.last ?? .nan
+    }
+}
+
+/// One format at one N.
+struct FormatResult: Codable {
+    var key: String
+    var name: String
+    var n: Int
+    var runs: Int
+    var runsNote: String?
+    var save: Stats?
+    var restore: Stats?
+    var archiveBytes: Int
+    var bytesPerObject: Double
+    var saveMemoryDeltaBytes: Int
+    var restoreMemoryDeltaBytes: Int
+    var peakRSSBytes: Int
+    var verified: Bool
+    var problem: String?
+    /// baseline time / engine time (nil for the engine, or when either is missing).
+    var saveRatio: Double?
+    var restoreRatio: Double?
+}
+
+// MARK: - Options
+
+struct Options {
+    var sizes: [Int] = [1_000, 10_000, 100_000]
+    var runs = 5
+    var quick = false
+    var json = false
+    var naturalKeyed = false
+    var seed: UInt64 = 0x5EED_2026
+    var extras = true
+
+    static let usage = """
+    usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
+                         [--natural-nskeyed] [--no-extras] [--seed S]
+
+      --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
+      --json             one JSON document on stdout instead of Markdown
+      --sizes a,b,...    object counts to run (default 1000,10000,100000)
+      --runs K           timed runs per format and N (default 5; at least 1)
+      --natural-nskeyed  also run NSKeyedArchiver with natural (unworked) code,
+                         only at N <= 1,000 (it is O(N^2) on Linux)
+      --no-extras        skip the engine's extra cases (file save, plugins,
+                         deep chain, fan-out, micro loops)
+      --seed S           graph seed (default \(0x5EED_2026))
+
+    Progress goes to stderr. Build with -c release.
+    """
+
+    static func parse(_ args: [String]) throws -> Options {
+        var o = Options()
+        var sizesGiven = false, runsGiven = false
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < args.count else { throw BenchError("\(args[i - 1]) needs a value\n\n\(usage)") }
+            return args[i]
+        }
+        while i < args.count {
+            let a = args[i]
+            switch a {
+            case "--quick": o.quick = true
+            case "--json": o.json = true
+            case "--natural-nskeyed": o.naturalKeyed = true
+            case "--no-extras": o.extras = false
+            case "--sizes":
+                let list = try value().split(separator: ",").map { s -> Int in
+                    guard let v = Int(s.replacingOccurrences(of: "_", with: "")), v >= 1, v <= 2_000_000 else {
+                        throw BenchError("--sizes: \(s) is not a count between 1 and 2,000,000")
+                    }
+                    return v
+                }
+                guard !list.isEmpty else { throw BenchError("--sizes: empty list") }
+                o.sizes = Array(Set(list)).sorted()
+                sizesGiven = true
+            case "--runs":
+                guard let r = Int(try value()), r >= 1, r <= 1000 else { throw BenchError("--runs: expected 1...1000") }
+                o.runs = r
+                runsGiven = true
+            case "--seed":
+                guard let s = UInt64(try value()) else { throw BenchError("--seed: expected an unsigned integer") }
+                o.seed = s
+            case "-h", "--help": throw BenchError(usage)
+            default: throw BenchError("unknown argument \(a)\n\n\(usage)")
+            }
+            i += 1
+        }
+        if o.quick {
+            if !sizesGiven { o.sizes = [1_000, 10_000] }
+            if !runsGiven { o.runs = 3 }
+        }
+        return o
+    }
+}
+
+// MARK: - Progress
+
+enum Log {
+    static func say(_ s: String) {
+        FileHandle.standardError.write((s + "\n").data(using: .utf8)!)
+    }
+}
+
+// MARK: - The schedule
+
+/// NSKeyedArchiver at 100k costs ~25 s per save+restore here. If its warm-up
+/// says the timed runs would pass this budget, it gets fewer runs (never
+/// fewer than 3), and the report says so.
+let slowFormatBudgetSeconds = 200.0
+
+/// Runs every contestant at one N and returns their results (engine first if present).
+func runContestants(_ contestants: [Contestant], n: Int, options: Options) -> [FormatResult] {
+    var results: [String: FormatResult] = [:]
+    var active: [Contestant] = []
+    var runsFor: [String: Int] = [:]
+
+    // 1. Warm-up and correctness; 2. the memory run.
+    for c in contestants {
+        var r = FormatResult(key: c.key, name: c.name, n: n, runs: 0, runsNote: nil, save: nil, restore: nil,
+                             archiveBytes: 0, bytesPerObject: 0, saveMemoryDeltaBytes: 0, restoreMemoryDeltaBytes: 0,
+                             peakRSSBytes: 0, verified: false, problem: nil, saveRatio: nil, restoreRatio: nil)
+        Log.say("  \(c.name) @ \(n): warm-up and check")
+        do {
+            let t0 = Clock.now()
+            try c.prepareSave()
+            r.archiveBytes = try c.save()
+            try c.prepareRestore()
+            try c.restore()
+            let warm = Clock.now() - t0
+            if let problem = c.verifyRestore() {
+                r.problem = "restore verification failed: \(problem)"
+                c.endRestore()
+                results[c.key] = r
+                Log.say("    FAILED: \(problem)")
+                continue
+            }
+            c.endRestore()
+            r.verified = true
+            r.bytesPerObject = Double(r.archiveBytes) / Double(n)
+
+            Log.say("  \(c.name) @ \(n): memory run")
+            try c.prepareSave()
+            let ms = try Memory.measure { _ = try c.save() }
+            try c.prepareRestore()
+            let mr = try Memory.measure { try c.restore() }
+            c.endRestore()
+            r.saveMemoryDeltaBytes = ms.delta
+            r.restoreMemoryDeltaBytes = mr.delta
+            r.peakRSSBytes = max(ms.peak, mr.peak)
+
+            var runs = options.runs
+            let projected = warm * Double(runs)
+            if projected > slowFormatBudgetSeconds && runs > 3 {
+                runs = max(3, Int(slowFormatBudgetSeconds / warm))
+                r.runsNote = "\(runs) timed runs instead of \(options.runs): one save+restore took \(String(format: "%.1f", warm)) s"
+            }
+            runsFor[c.key] = runs
+            r.runs = runs
+            active.append(c)
+        } catch {
+            r.problem = "failed: \(error)"
+            Log.say("    FAILED: \(error)")
+            c.endRestore()
+        }
+        results[c.key] = r
+    }
+
+    // 3. Timed runs, round-robin.
+    var saves: [String: [Double]] = [:], restores: [String: [Double]] = [:]
+    let maxRuns = active.map { runsFor[$0.key] ?? 0 }.max() ?? 0
+    for run in 0..<maxRuns {
+        Log.say("  N=\(n): timed run \(run + 1)/\(maxRuns)")
+        for c in active where run < (runsFor[c.key] ?? 0) && results[c.key]?.problem == nil {
+            do {
+                try c.prepareSave()
+                var bytes = 0
+                let ts = try Clock.time { bytes = try c.save() }
+                try c.prepareRestore()
+                let tr = try Clock.time { try c.restore() }
+                c.endRestore()
+                saves[c.key, default: []].append(ts * 1000)
+                restores[c.key, default: []].append(tr * 1000)
+                if bytes != results[c.key]?.archiveBytes {
+                    results[c.key]?.problem = "archive size changed between runs (\(bytes) bytes)"
+                }
+            } catch {
+                results[c.key]?.problem = "failed in timed run \(run + 1): \(error)"
+                c.endRestore()
+            }
+        }
+    }
+    for c in active {
+        results[c.key]?.save = Stats(ms: saves[c.key] ?? [])
+        results[c.key]?.restore = Stats(ms: restores[c.key] ?? [])
+    }
+
+    // Ratios against the engine.
+    var ordered = contestants.compactMap { results[$0.key] }
+    if let engine = results["engine"], engine.problem == nil, let es = engine.save?.median, let er = engine.restore?.median {
+        for i in ordered.indices where ordered[i].key != "engine" && ordered[i].problem == nil {
+            if let s = ordered[i].save?.median { ordered[i].saveRatio = s / es }
+            if let r = ordered[i].restore?.median { ordered[i].restoreRatio = r / er }
+        }
+    }
+    return ordered
+}
