@@ -2,7 +2,7 @@
 // (inspect, JSON round trip, diff). Not for the hot path: the engine uses
 // ArchiveReader and ArchiveWriter directly.
 
-public indirect enum ArchiveValue: Equatable {
+public indirect enum ArchiveValue: Equatable, Sendable {
     case bool(Bool)
     case int(Int64)
     case double(Double)
@@ -43,7 +43,7 @@ public indirect enum ArchiveValue: Equatable {
     }
 }
 
-public struct ArchiveEntry: Equatable {
+public struct ArchiveEntry: Equatable, Sendable {
     public var key: String
     public var value: ArchiveValue
     public init(key: String, value: ArchiveValue) {
@@ -52,7 +52,7 @@ public struct ArchiveEntry: Equatable {
     }
 }
 
-public struct ArchiveObject: Equatable {
+public struct ArchiveObject: Equatable, Sendable {
     public var identifier: String
     /// Index of the parent in ArchiveDocument.objects (an earlier object), nil for a root.
     public var parent: Int?
@@ -66,7 +66,7 @@ public struct ArchiveObject: Equatable {
     }
 }
 
-public struct ArchiveDocument: Equatable {
+public struct ArchiveDocument: Equatable, Sendable {
     public var info: ArchiveInfo
     /// In archive order: a parent before its children.
     public var objects: [ArchiveObject]

@@ -421,3 +421,6 @@ extension Validator {
         return (st, info, v.forward, (v.n, v.keyCount, v.nameCount, v.keyMask, v.nameMask))
     }
 }
+
+// Immutable after init: safe to share between threads.
+extension ArchiveReader: @unchecked Sendable {}

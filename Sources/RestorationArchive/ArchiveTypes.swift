@@ -43,13 +43,8 @@ public enum ArchiveFailure: Error, Equatable, CustomStringConvertible, Sendable 
         }
     }
 
-    public var description: String {
-        switch self {
-        case .corrupt(let m): return "corrupt archive: \(m)"
-        case .version(let m): return "unsupported archive: \(m)"
-        case .limit(let m): return "archive limit exceeded: \(m)"
-        }
-    }
+    /// The message itself.
+    public var description: String { message }
 }
 
 /// The type of a stored value: the low nibble of a field's header byte.

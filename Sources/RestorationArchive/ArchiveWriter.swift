@@ -560,9 +560,10 @@ struct WriterCore {
                     p += s.count
                 }
             }
-            if recordBytes > 0 { p.copyMemory(from: records, byteCount: recordBytes) }
+            // Checksum the header and tables, then copy and checksum the records in one pass.
+            var crc = CRC32C.update(0, UnsafeRawPointer(base), p - base)
+            crc = CRC32C.copy(crc, from: records, to: p, recordBytes)
             p += recordBytes
-            let crc = CRC32C.update(0, UnsafeRawPointer(base), p - base)
             p.storeBytes(of: crc.littleEndian, as: UInt32.self)
             p += 4
             initialized = p - base

@@ -35,43 +35,129 @@ public enum CRC32C {
         bytes.withUnsafeBytes { checksum($0, continuing: crc) }
     }
 
+    /// The CRC of `count` bytes at `base`, continuing `crc` (a final value).
     @usableFromInline
     static func update(_ crc: UInt32, _ base: UnsafeRawPointer, _ count: Int) -> UInt32 {
+        ~run(~crc, base, count, nil)
+    }
+
+    /// Copies `count` bytes from `src` to `dst` (which must not overlap) and
+    /// returns their CRC, continuing `crc`, in one pass over the data.
+    @usableFromInline
+    static func copy(_ crc: UInt32, from src: UnsafeRawPointer, to dst: UnsafeMutableRawPointer, _ count: Int) -> UInt32 {
+        ~run(~crc, src, count, dst)
+    }
+
+    @inline(__always)
+    static func slice8(_ t: UnsafePointer<UInt32>, _ w: UInt64) -> UInt32 {
+        t[1792 &+ Int(w & 0xFF)] ^ t[1536 &+ Int((w &>> 8) & 0xFF)]
+            ^ t[1280 &+ Int((w &>> 16) & 0xFF)] ^ t[1024 &+ Int((w &>> 24) & 0xFF)]
+            ^ t[768 &+ Int((w &>> 32) & 0xFF)] ^ t[512 &+ Int((w &>> 40) & 0xFF)]
+            ^ t[256 &+ Int((w &>> 48) & 0xFF)] ^ t[Int(w &>> 56)]
+    }
+
+    /// Bytes per stream of the three-stream loop.
+    static let streamBytes = 8192
+
+    /// Runs the raw CRC register `c` over the bytes (no pre/post inversion),
+    /// optionally copying them to `dst`. Large inputs run as three
+    /// interleaved slicing-by-8 streams whose registers are combined with
+    /// precomputed shift constants (x^(8L) and x^(16L) mod P).
+    @inline(__always)
+    static func run(_ c0: UInt32, _ base: UnsafeRawPointer, _ count: Int, _ dst: UnsafeMutableRawPointer?) -> UInt32 {
         let t = crc32cTables
-        var c = ~crc
+        var c = c0
         var p = base
         var n = count
-        while n >= 16 {
-            let w0 = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)) ^ UInt64(c)
-            c = t[1792 &+ Int(w0 & 0xFF)] ^ t[1536 &+ Int((w0 &>> 8) & 0xFF)]
-                ^ t[1280 &+ Int((w0 &>> 16) & 0xFF)] ^ t[1024 &+ Int((w0 &>> 24) & 0xFF)]
-                ^ t[768 &+ Int((w0 &>> 32) & 0xFF)] ^ t[512 &+ Int((w0 &>> 40) & 0xFF)]
-                ^ t[256 &+ Int((w0 &>> 48) & 0xFF)] ^ t[Int(w0 &>> 56)]
-            let w1 = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) ^ UInt64(c)
-            c = t[1792 &+ Int(w1 & 0xFF)] ^ t[1536 &+ Int((w1 &>> 8) & 0xFF)]
-                ^ t[1280 &+ Int((w1 &>> 16) & 0xFF)] ^ t[1024 &+ Int((w1 &>> 24) & 0xFF)]
-                ^ t[768 &+ Int((w1 &>> 32) & 0xFF)] ^ t[512 &+ Int((w1 &>> 40) & 0xFF)]
-                ^ t[256 &+ Int((w1 &>> 48) & 0xFF)] ^ t[Int(w1 &>> 56)]
-            p += 16
-            n &-= 16
+        var out = dst
+        let L = streamBytes
+        if n >= 3 * L {
+            let shiftL = crc32cShiftL, shift2L = crc32cShift2L
+            while n >= 3 * L {
+                var a = c, b: UInt32 = 0, d: UInt32 = 0
+                var i = 0
+                while i < L {
+                    let wa = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    let wb = p.loadUnaligned(fromByteOffset: i &+ L, as: UInt64.self)
+                    let wd = p.loadUnaligned(fromByteOffset: i &+ 2 &* L, as: UInt64.self)
+                    if let o = out {
+                        o.storeBytes(of: wa, toByteOffset: i, as: UInt64.self)
+                        o.storeBytes(of: wb, toByteOffset: i &+ L, as: UInt64.self)
+                        o.storeBytes(of: wd, toByteOffset: i &+ 2 &* L, as: UInt64.self)
+                    }
+                    a = slice8(t, UInt64(littleEndian: wa) ^ UInt64(a))
+                    b = slice8(t, UInt64(littleEndian: wb) ^ UInt64(b))
+                    d = slice8(t, UInt64(littleEndian: wd) ^ UInt64(d))
+                    i &+= 8
+                }
+                c = crc32cMultiply(shift2L, a) ^ crc32cMultiply(shiftL, b) ^ d
+                p += 3 &* L
+                out = out.map { $0 + 3 &* L }
+                n &-= 3 &* L
+            }
         }
-        if n >= 8 {
-            let w = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)) ^ UInt64(c)
-            c = t[1792 &+ Int(w & 0xFF)] ^ t[1536 &+ Int((w &>> 8) & 0xFF)]
-                ^ t[1280 &+ Int((w &>> 16) & 0xFF)] ^ t[1024 &+ Int((w &>> 24) & 0xFF)]
-                ^ t[768 &+ Int((w &>> 32) & 0xFF)] ^ t[512 &+ Int((w &>> 40) & 0xFF)]
-                ^ t[256 &+ Int((w &>> 48) & 0xFF)] ^ t[Int(w &>> 56)]
+        while n >= 8 {
+            let w = p.loadUnaligned(as: UInt64.self)
+            if let o = out {
+                o.storeBytes(of: w, as: UInt64.self)
+                out = o + 8
+            }
+            c = slice8(t, UInt64(littleEndian: w) ^ UInt64(c))
             p += 8
             n &-= 8
         }
         while n > 0 {
-            c = t[Int((c ^ UInt32(p.load(as: UInt8.self))) & 0xFF)] ^ (c &>> 8)
+            let byte = p.load(as: UInt8.self)
+            if let o = out {
+                o.storeBytes(of: byte, as: UInt8.self)
+                out = o + 1
+            }
+            c = t[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c &>> 8)
             p += 1
             n &-= 1
         }
-        return ~c
+        return c
     }
 }
+
+/// a(x) * b(x) mod P(x) in the reflected bit order of CRC-32C (a != 0).
+func crc32cMultiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+    var m: UInt32 = 1 << 31
+    var p: UInt32 = 0
+    var b = b
+    while true {
+        if a & m != 0 {
+            p ^= b
+            if a & (m &- 1) == 0 { break }
+        }
+        m &>>= 1
+        b = b & 1 != 0 ? (b &>> 1) ^ 0x82F6_3B78 : b &>> 1
+    }
+    return p
+}
+
+/// x^(8n) mod P: the operator that shifts a CRC register over n zero bytes.
+func crc32cShiftOperator(bytes n: Int) -> UInt32 {
+    // x^(2^k) mod P for k = 0, 1, 2, ...
+    var powers: [UInt32] = []
+    var q: UInt32 = 1 << 30 // x^1
+    for _ in 0..<64 {
+        powers.append(q)
+        q = crc32cMultiply(q, q)
+    }
+    var result: UInt32 = 1 << 31 // x^0
+    var bits = n * 8
+    var k = 0
+    while bits != 0 {
+        if bits & 1 != 0 { result = crc32cMultiply(powers[k], result) }
+        bits >>= 1
+        k += 1
+    }
+    return result
+}
+
+let crc32cShiftL: UInt32 = crc32cShiftOperator(bytes: CRC32C.streamBytes)
+let crc32cShift2L: UInt32 = crc32cShiftOperator(bytes: 2 * CRC32C.streamBytes)
 
 // MARK: - Varints
 
@@ -155,29 +241,41 @@ func skipVarintBounded(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int)
 
 // MARK: - Hashing and comparison
 
+/// The last 8 bytes of a string of n >= 8 bytes, or, for n < 8, its bytes
+/// packed into one word without loops: together with the full 8-byte words
+/// before it, this covers every byte exactly enough to tell strings of the
+/// same length apart.
+@inlinable @inline(__always)
+func tailWord(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+    if n >= 8 { return p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self) }
+    if n >= 4 {
+        let lo = UInt64(p.loadUnaligned(as: UInt32.self))
+        let hi = UInt64(p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
+        return lo | (hi &<< 32)
+    }
+    if n > 0 {
+        let a = UInt64(p.load(as: UInt8.self))
+        let b = UInt64(p.load(fromByteOffset: n &>> 1, as: UInt8.self))
+        let c = UInt64(p.load(fromByteOffset: n &- 1, as: UInt8.self))
+        return a | (b &<< 8) | (c &<< 16)
+    }
+    return 0
+}
+
 /// A fast, seedless hash of a short byte string (keys, names). Deterministic,
-/// so that nothing about the output depends on it anyway.
+/// though nothing in the output depends on it.
 @inlinable @inline(__always)
 func hashBytes(_ p: UnsafeRawPointer?, _ n: Int) -> UInt32 {
     var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: n)
-    guard let p = p else { return UInt32(truncatingIfNeeded: h &>> 32) }
+    guard let p = p, n > 0 else { return UInt32(truncatingIfNeeded: (h &* 0xC4CE_B9FE_1A85_EC53) &>> 32) }
     var i = 0
-    while i &+ 8 <= n {
+    while i &+ 8 < n {
         let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
         h = (h ^ w) &* 0xFF51_AFD7_ED55_8CCD
         h ^= h &>> 29
         i &+= 8
     }
-    if i < n {
-        var w: UInt64 = 0
-        var s: UInt64 = 0
-        while i < n {
-            w |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) &<< s
-            s &+= 8
-            i &+= 1
-        }
-        h = (h ^ w) &* 0xC4CE_B9FE_1A85_EC53
-    }
+    h = (h ^ tailWord(p, n)) &* 0xC4CE_B9FE_1A85_EC53
     h ^= h &>> 32
     h = h &* 0x9E37_79B9_7F4A_7C15
     return UInt32(truncatingIfNeeded: h &>> 32)
@@ -186,19 +284,15 @@ func hashBytes(_ p: UnsafeRawPointer?, _ n: Int) -> UInt32 {
 /// memcmp(a, b, n) == 0, without libc.
 @inlinable @inline(__always)
 func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool {
-    guard let b = b else { return n == 0 }
+    guard let b = b, n > 0 else { return n == 0 }
     var i = 0
-    while i &+ 8 <= n {
+    while i &+ 8 < n {
         if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
             return false
         }
         i &+= 8
     }
-    while i < n {
-        if a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
-        i &+= 1
-    }
-    return true
+    return tailWord(a, n) == tailWord(b, n)
 }
 
 // MARK: - UTF-8

@@ -93,6 +93,7 @@ struct Validator {
     var refCount = 0
     var refCap = 0
     var forward = false
+    var firstRecordAt = 0
 
     // Error context.
     var record = -1
@@ -169,10 +170,10 @@ struct Validator {
         let st = ReaderStorage()
         let copy = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
         st.bytes = copy
-        copy.copyMemory(from: src, byteCount: count)
-
+        // Copy and checksum in one pass.
+        let computed = CRC32C.copy(0, from: src, to: copy, count - 4)
+        (copy + (count - 4)).copyMemory(from: src + (count - 4), byteCount: 4)
         let stored = UInt32(littleEndian: copy.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
-        let computed = CRC32C.update(0, UnsafeRawPointer(copy), count - 4)
         if stored != computed {
             throw ArchiveFailure.corrupt("checksum mismatch: the archive stores 0x\(hex32(stored)) at byte \(count - 4), but its bytes 0..<\(count - 4) give 0x\(hex32(computed))")
         }
@@ -235,6 +236,21 @@ struct Validator {
             if x < 0x80 {
                 pos &+= 1
                 return UInt64(x)
+            }
+            // Two and three bytes inline when they are surely in bounds.
+            if limit &- pos >= 3 {
+                var r = UInt64(x & 0x7F)
+                let y = u8(pos &+ 1)
+                r |= UInt64(y & 0x7F) &<< 7
+                if y < 0x80 {
+                    pos &+= 2
+                    return r
+                }
+                let z = u8(pos &+ 2)
+                if z < 0x80 {
+                    pos &+= 3
+                    return r | (UInt64(z) &<< 14)
+                }
             }
         }
         return try varintSlow(limit, what)
@@ -333,7 +349,11 @@ struct Validator {
         }
         let ncAt = pos
         let nc = try varint(end, "name_count")
-        if nc > UInt64(end - pos) - kc {
+        let room = UInt64(end - pos)
+        if kc > room {
+            throw corrupt("key_count \(kc) cannot fit in the \(room) bytes that remain", at: kcAt)
+        }
+        if nc > room - kc {
             throw corrupt("name_count \(nc) cannot fit in the \(end - pos) bytes that remain after \(kc) keys", at: ncAt)
         }
         keyCount = Int(kc)
@@ -393,10 +413,14 @@ struct Validator {
             var slash: UInt8 = 0
             for j in 0..<l where u8(pos + j) == 0x2F { slash = 1; break }
             nameFlags[i] = slash
-            if let dup = insert(nameSlots, nameMask, names, i) {
-                throw corrupt("name \(i) '\(string(r))' repeats name \(dup) in the name table", at: at)
-            }
             pos += l
+        }
+        // A tight second pass, so that the cache misses of the hash table overlap.
+        for i in 0..<nameCount {
+            if let dup = insert(nameSlots, nameMask, names, i) {
+                let r = names[i]
+                throw corrupt("name \(i) '\(string(r))' repeats name \(dup) in the name table", at: Int(r.start) - 1)
+            }
         }
     }
 
@@ -443,6 +467,7 @@ struct Validator {
         let pathMask = UInt64(ps - 1)
         let pathShift = UInt64(64 - ps.trailingZeroBitCount)
 
+        firstRecordAt = pos
         for i in 0..<objectCount {
             record = i
             pathKnown = false
@@ -483,18 +508,6 @@ struct Validator {
             }
             pathKnown = true
 
-            // Duplicate path: (parent, identifier) seen before.
-            let pk = (UInt64(1) << 63) | (UInt64(UInt32(bitPattern: Int32(parent + 1))) << 32) | ident
-            var s = Int(truncatingIfNeeded: (pk &* 0x9E37_79B9_7F4A_7C15) >> pathShift) & Int(pathMask)
-            while true {
-                let e = pathSlots[s]
-                if e == 0 { pathSlots[s] = pk; break }
-                if e == pk {
-                    throw corrupt("the path is already used by an earlier record", at: idAt)
-                }
-                s = (s + 1) & Int(pathMask)
-            }
-
             let flAt = pos
             let fl = try varint(end, "fields_len")
             if fl > UInt64(end - pos) {
@@ -512,6 +525,31 @@ struct Validator {
         if pos != end {
             throw corrupt("the \(objectCount) records of object_count end at byte \(pos), but the checksum starts at byte \(end): \(end - pos) stray bytes", at: pos)
         }
+
+        // Duplicate paths: (parent, identifier) pairs seen twice. Names are
+        // unique in the name table, so equal identifiers have equal indexes.
+        // A tight separate pass, so that the cache misses overlap.
+        for i in 0..<objectCount {
+            let rec = records[i]
+            let pk = (UInt64(1) << 63) | (UInt64(UInt32(bitPattern: rec.parent &+ 1)) << 32) | UInt64(rec.identifier)
+            var s = Int(truncatingIfNeeded: (pk &* 0x9E37_79B9_7F4A_7C15) >> pathShift) & Int(pathMask)
+            while true {
+                let e = pathSlots[s]
+                if e == 0 { pathSlots[s] = pk; break }
+                if e == pk {
+                    record = i
+                    pathKnown = true
+                    throw corrupt("the path is already used by an earlier record", at: recordStart(i))
+                }
+                s = (s + 1) & Int(pathMask)
+            }
+        }
+        record = -1
+    }
+
+    /// Where record i starts (for messages): where record i - 1 ends.
+    func recordStart(_ i: Int) -> Int {
+        i == 0 ? firstRecordAt : Int(records[i - 1].fieldsEnd)
     }
 
     @inline(never)

@@ -12,10 +12,17 @@ import Glibc
 func encode(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ what: StaticString,
             _ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void) -> rst_status {
     guard let c else { return fail(.invalid, "\(what): coder is NULL") }
-    let coder = coder(c)
-    guard let key else { return failEncode(coder, .invalid, "\(what): key is NULL") }
+    // No retain/release per call: the engine keeps its coder alive.
+    return Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef { coder in
+        guard let key else { return failEncode(coder, .invalid, "\(what): \(coder.location): key is NULL") }
+        return call(body, coder, keyBytes(key))
+    }
+}
+
+@inline(__always)
+func call(_ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void, _ coder: Coder, _ key: KeyBytes) -> rst_status {
     do {
-        try body(coder, keyBytes(key))
+        try body(coder, key)
         return RST_OK
     } catch {
         return fail(error)
@@ -33,12 +40,9 @@ func failEncode(_ coder: Coder, _ status: Status, _ message: String) -> rst_stat
 func decode(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ what: StaticString,
             _ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void) -> rst_status {
     guard let c else { return fail(.invalid, "\(what): coder is NULL") }
-    guard let key else { return fail(.invalid, "\(what): key is NULL") }
-    do {
-        try body(coder(c), keyBytes(key))
-        return RST_OK
-    } catch {
-        return fail(error)
+    return Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef { coder in
+        guard let key else { return fail(.invalid, "\(what): \(coder.location): key is NULL") }
+        return call(body, coder, keyBytes(key))
     }
 }
 

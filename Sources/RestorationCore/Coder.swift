@@ -33,17 +33,37 @@ public final class Coder {
     var saveGeneration = 0
 
     // Decoding state.
-    var reader: ArchiveReader?
+    /// The archive being read; owns it for the restore.
+    var reader: ArchiveReader? {
+        didSet { readerRef = reader.map { Unmanaged.passUnretained($0) } }
+    }
+    /// The same reader without reference counting on the hot paths.
+    private var readerRef: Unmanaged<ArchiveReader>?
     var session: RestoreSession?
     public private(set) var record = 0
-    var ranges: [ArchiveReader.FieldRange] = []
-    var hints: [Int] = []
+    /// The open records (the object's own fields at depth 0) and the scan hint of each.
+    private let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
+    private let hints: UnsafeMutablePointer<Int>
+    private var depth = 0
+    /// Key address → key index, for the archive being written or read.
+    let keys = KeyCache()
     let arena = CStringArena()
 
     init(engine: Engine) {
         self.engine = engine
-        ranges.reserveCapacity(RestorationLimits.maxRecordDepth + 1)
-        hints.reserveCapacity(RestorationLimits.maxRecordDepth + 1)
+        ranges = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
+        hints = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
+    }
+
+    deinit {
+        ranges.deallocate()
+        hints.deallocate()
+        keys.destroy()
+    }
+
+    @inline(__always)
+    private func withReader<T>(_ body: (ArchiveReader) -> T) -> T {
+        readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
     }
 
     /// The opaque handle C sees (`rst_coder *`).
@@ -70,12 +90,11 @@ public final class Coder {
     func beginDecoding(record: Int, node: ObjectNode?, factory: Bool) {
         self.record = record
         self.node = node
-        guard let reader else { return }
-        ranges.removeAll(keepingCapacity: true)
-        hints.removeAll(keepingCapacity: true)
-        let r = reader.fields(ofRecord: record)
-        ranges.append(r)
-        hints.append(r.start)
+        guard let readerRef else { return }
+        let r = readerRef._withUnsafeGuaranteedRef { $0.fields(ofRecord: record) }
+        depth = 0
+        ranges[0] = r
+        hints[0] = r.start
         mode = factory ? .factory : .decoding
     }
 
@@ -106,8 +125,12 @@ public final class Coder {
     private func encodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
         guard mode == .encoding else { throw stateFailure(what, encode: true) }
         if let f = encodeFailure { throw RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)") }
-        try Validation.key(key.bytes, what: what, location: location)
-        return writer.key(key.bytes)
+        if let k = keys.lookup(key.bytes) { return k }
+        // A bad key fails the whole save like any other encode error.
+        do { try Validation.key(key.bytes, what: what, location: location) } catch { throw fail(error) }
+        let k = writer.key(key.bytes)
+        keys.store(key.bytes, k)
+        return k
     }
 
     private func stateFailure(_ what: StaticString, encode: Bool) -> RestorationFailure {
@@ -207,13 +230,21 @@ public final class Coder {
     /// The field under `key` in the current record, or nil when absent.
     @inline(__always)
     private func field(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> ArchiveReader.Field? {
-        guard mode == .decoding || mode == .factory, let reader else { throw stateFailure(what, encode: false) }
-        guard let k = reader.keyIndex(key.bytes) else { return nil }
-        let depth = ranges.count - 1
-        var hint = hints[depth]
-        guard let f = reader.find(k, in: ranges[depth], hint: &hint) else { return nil }
-        hints[depth] = hint
-        return f
+        guard mode == .decoding || mode == .factory, readerRef != nil else { throw stateFailure(what, encode: false) }
+        return withReader { reader in
+            let k: UInt32
+            if let cached = keys.lookup(key.bytes) {
+                k = cached
+            } else {
+                k = reader.keyIndex(key.bytes) ?? KeyCache.absent
+                keys.store(key.bytes, k)
+            }
+            if k == KeyCache.absent { return nil }
+            var hint = hints[depth]
+            guard let f = reader.find(k, in: ranges[depth], hint: &hint) else { return nil }
+            hints[depth] = hint
+            return f
+        }
     }
 
     @inline(__always)
@@ -275,18 +306,18 @@ public final class Coder {
 
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
         let f = try typed(key, "rst_decode_int", .int)
-        return reader.unsafelyUnwrapped.int(f)
+        return withReader { $0.int(f) }
     }
 
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
         let f = try typed(key, "rst_decode_double", .double)
-        return reader.unsafelyUnwrapped.double(f)
+        return withReader { $0.double(f) }
     }
 
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         let f = try typed(key, "rst_decode_string", .string)
-        return reader.unsafelyUnwrapped.bytes(f)
+        return withReader { $0.bytes(f) }
     }
 
     /// A NUL-terminated copy, valid until the callback returns.
@@ -302,16 +333,16 @@ public final class Coder {
     /// Borrowed from the archive; valid until the callback returns.
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         let f = try typed(key, "rst_decode_bytes", .bytes)
-        return reader.unsafelyUnwrapped.bytes(f)
+        return withReader { $0.bytes(f) }
     }
 
     public func decodeObject(_ key: KeyBytes) throws(RestorationFailure) -> ObjectNode {
         let f = try typed(key, "rst_decode_object", .object)
-        let target = reader.unsafelyUnwrapped.objectRecord(f)
+        let target = withReader { $0.objectRecord(f) }
         guard let session else { throw stateFailure("rst_decode_object", encode: false) }
         switch session.state[target] {
         case .materialized:
-            if let n = session.nodes[target] { return n }
+            if let n = session.node(target) { return n }
             fallthrough
         case .skipped:
             throw RestorationFailure(.notFound, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
@@ -322,7 +353,7 @@ public final class Coder {
 
     public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
         let f = try typed(key, "rst_decode_int_array", .intArray)
-        return reader.unsafelyUnwrapped.intArrayCount(f)
+        return withReader { $0.intArrayCount(f) }
     }
 
     /// Copies into `buffer` when it is large enough; returns the count either way.
@@ -347,7 +378,7 @@ public final class Coder {
 
     public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
         let f = try typed(key, "rst_decode_string_array", .stringArray)
-        return reader.unsafelyUnwrapped.stringArrayCount(f)
+        return withReader { $0.stringArrayCount(f) }
     }
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.
@@ -374,25 +405,28 @@ public final class Coder {
 
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
         let f = try typed(key, "rst_decode_begin_record", .record)
-        let r = reader.unsafelyUnwrapped.recordFields(f)
-        ranges.append(r)
-        hints.append(r.start)
+        guard depth < RestorationLimits.maxRecordDepth else {
+            throw RestorationFailure(.limit, "rst_decode_begin_record: \(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
+        }
+        let r = withReader { $0.recordFields(f) }
+        depth += 1
+        ranges[depth] = r
+        hints[depth] = r.start
     }
 
     public func decodeEndRecord() throws(RestorationFailure) {
         guard mode == .decoding || mode == .factory else { throw stateFailure("rst_decode_end_record", encode: false) }
-        guard ranges.count > 1 else {
+        guard depth > 0 else {
             throw RestorationFailure(.state, "rst_decode_end_record: \(location) is at its top level (no record was begun)")
         }
-        ranges.removeLast()
-        hints.removeLast()
+        depth -= 1
     }
 
     /// The keys of the current record with their types, in archive order
     /// (tools: restorectl's stand-in objects decode everything).
     public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {
         guard mode == .decoding || mode == .factory, let reader else { throw stateFailure("forEachField", encode: false) }
-        reader.forEachField(in: ranges[ranges.count - 1]) { f in body(reader.keyName(f.key), f) }
+        reader.forEachField(in: ranges[depth]) { f in body(reader.keyName(f.key), f) }
     }
 
     /// The archive being read (decode and factory modes).

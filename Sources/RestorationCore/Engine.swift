@@ -56,14 +56,33 @@ public struct RestoreReport: Equatable, Sendable {
     public init() {}
 }
 
-/// Per-restore state the coder consults for references.
+/// Per-restore state the coder consults for references. Nodes are held
+/// unretained: the engine owns them, and nothing can unregister during a
+/// restore (unregister from a callback is refused; other threads wait).
 final class RestoreSession {
     enum RecordState: UInt8 { case pending, materialized, skipped }
-    var state: [RecordState]
-    var nodes: [ObjectNode?]
+    let count: Int
+    let state: UnsafeMutablePointer<RecordState>
+    private let nodeRefs: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+
     init(count: Int) {
-        state = [RecordState](repeating: .pending, count: count)
-        nodes = [ObjectNode?](repeating: nil, count: count)
+        self.count = count
+        state = .allocate(capacity: max(count, 1))
+        state.initialize(repeating: .pending, count: count)
+        nodeRefs = .allocate(capacity: max(count, 1))
+        nodeRefs.initialize(repeating: nil, count: count)
+    }
+
+    deinit {
+        state.deallocate()
+        nodeRefs.deallocate()
+    }
+
+    @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.takeUnretainedValue() }
+
+    @inline(__always) func materialize(_ r: Int, _ n: ObjectNode) {
+        nodeRefs[r] = Unmanaged.passUnretained(n)
+        state[r] = .materialized
     }
 }
 
@@ -107,6 +126,15 @@ public final class Engine {
     private var hostClasses: [String: Factory] = [:]
     private var fallback: Factory?
     private var saveGeneration = 0
+    /// One NUL-terminated copy per class name, shared by its nodes.
+    private var classNames: [String: UnsafeMutablePointer<CChar>] = [:]
+
+    private func internClassName(_ name: String) -> UnsafePointer<CChar> {
+        if let p = classNames[name] { return UnsafePointer(p) }
+        let p = strdup(name)!
+        classNames[name] = p
+        return UnsafePointer(p)
+    }
     private var lastReport: RestoreReport?
     private var destroyed = false
 
@@ -173,7 +201,8 @@ public final class Engine {
         if let existing = container.child(named: identifier) {
             throw RestorationFailure(.duplicate, "rst_register_object: the path '\(existing.path)' is already registered")
         }
-        let node = ObjectNode(engine: self, identifier: identifier, className: className, container: container, depth: depth, behavior: behavior)
+        let node = ObjectNode(engine: self, identifier: identifier, className: className,
+                              cClassName: className.map(internClassName), container: container, depth: depth, behavior: behavior)
         if let slot = freeSlots.popLast() {
             node.slot = slot
             nodes[slot] = node
@@ -317,7 +346,11 @@ public final class Engine {
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
         coder.encodeFailure = nil
         coder.saveGeneration = gen
-        defer { coder.writer = ArchiveWriter() }
+        coder.keys.clear()
+        defer {
+            coder.writer = ArchiveWriter()
+            coder.keys.clear()
+        }
 
         for n in order {
             var id = n.identifier
@@ -426,8 +459,16 @@ public final class Engine {
     private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?) throws(RestorationFailure) {
         try beginOperation(.restoring, "restore")
         defer { operation = nil }
-        if let markerPath { try CrashGuard.write(markerPath) }
-        defer { if let markerPath { CrashGuard.clear(markerPath) } }
+        // A marker that cannot be written (a read-only directory) must not stop
+        // the restore: it runs without the crash-loop guard, with a warning.
+        var guarded = markerPath
+        if let markerPath {
+            do { try CrashGuard.write(markerPath) } catch {
+                log(.warning, "\(error.message); restoring without the crash-loop guard")
+                guarded = nil
+            }
+        }
+        defer { if let guarded { CrashGuard.clear(guarded) } }
 
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
@@ -437,9 +478,11 @@ public final class Engine {
         let coder = theCoder
         coder.reader = reader
         coder.session = session
+        coder.keys.clear()
         defer {
             coder.reader = nil
             coder.session = nil
+            coder.keys.clear()
         }
         var report = RestoreReport()
         report.archived = UInt64(count)
@@ -456,7 +499,7 @@ public final class Engine {
         for r in 0..<count {
             let container: ObjectNode
             if let p = reader.parent(ofRecord: r) {
-                guard session.state[p] == .materialized, let pn = session.nodes[p] else {
+                guard session.state[p] == .materialized, let pn = session.node(p) else {
                     session.state[r] = .skipped
                     continue
                 }
@@ -467,8 +510,7 @@ public final class Engine {
             let idIndex = reader.identifier(ofRecord: r)
             let identifier = name(idIndex)
             if let existing = container.child(named: identifier) {
-                session.nodes[r] = existing
-                session.state[r] = .materialized
+                session.materialize(r, existing)
                 continue
             }
             let classIndex = reader.className(ofRecord: r)
@@ -489,10 +531,11 @@ public final class Engine {
                 candidates = list
             }
             var made: ObjectNode?
-            let all = fallback.map { candidates + [$0] } ?? candidates
-            if !all.isEmpty {
+            let total = candidates.count + (fallback == nil ? 0 : 1)
+            if total > 0 {
                 let idC = reader.nameBytes(idIndex)
-                for (k, factory) in all.enumerated() {
+                for k in 0..<total {
+                    let factory = k < candidates.count ? candidates[k] : fallback.unsafelyUnwrapped
                     coder.beginDecoding(record: r, node: nil, factory: true)
                     let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
                                                  identifier: identifier, identifierCString: coder.arena.copy(idC),
@@ -510,8 +553,7 @@ public final class Engine {
                 }
             }
             if let made {
-                session.nodes[r] = made
-                session.state[r] = .materialized
+                session.materialize(r, made)
             } else {
                 session.state[r] = .skipped
                 let cls = classIndex.map { "class '\(name($0))'" } ?? "no class"
@@ -527,7 +569,7 @@ public final class Engine {
                                         referencesOnlyBackward: !reader.hasForwardReferences)
         for r32 in order {
             let r = Int(r32)
-            guard let n = session.nodes[r] else { continue }
+            guard let n = session.node(r) else { continue }
             if let b = n.behavior {
                 coder.beginDecoding(record: r, node: n, factory: false)
                 b.decode(n, coder)
@@ -542,7 +584,7 @@ public final class Engine {
 
         // Pass 3: finish.
         for r32 in order {
-            guard let n = session.nodes[Int(r32)] else { continue }
+            guard let n = session.node(Int(r32)) else { continue }
             n.behavior?.finished(n)
         }
         didFinishRestoring?()
@@ -596,6 +638,7 @@ public final class Engine {
 
     deinit {
         if !destroyed { _ = destroy() }
+        for p in classNames.values { free(p) }
     }
 }
 

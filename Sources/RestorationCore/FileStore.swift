@@ -123,7 +123,8 @@ public enum FileStore {
 
     /// Reads a whole archive file, refusing more than `limit` bytes before reading.
     public static func read(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (the S_IFREG check below refuses it).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let e = errno
             if e == ENOENT { throw RestorationFailure(.notFound, "there is no archive at '\(path)'") }

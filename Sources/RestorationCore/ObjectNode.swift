@@ -28,7 +28,8 @@ public final class ObjectNode {
     public let className: String?
     /// NUL-terminated copies handed to C; valid while the node lives.
     public let cIdentifier: UnsafeMutablePointer<CChar>
-    public let cClassName: UnsafeMutablePointer<CChar>?
+    /// Shared by every node of the class; owned by the engine.
+    public let cClassName: UnsafePointer<CChar>?
     /// 0 at a root.
     public let depth: Int
     public internal(set) var behavior: ObjectBehavior?
@@ -54,12 +55,12 @@ public final class ObjectNode {
     var saveGeneration = 0
     var saveIndex = 0
 
-    init(engine: Engine, identifier: String, className: String?, container: ObjectNode?, depth: Int, behavior: ObjectBehavior?) {
+    init(engine: Engine, identifier: String, className: String?, cClassName: UnsafePointer<CChar>?, container: ObjectNode?, depth: Int, behavior: ObjectBehavior?) {
         self.engine = engine
         self.identifier = identifier
         self.className = className
         self.cIdentifier = strdup(identifier)
-        self.cClassName = className.map { strdup($0) }
+        self.cClassName = cClassName
         self.container = container
         self.depth = depth
         self.behavior = behavior
@@ -81,7 +82,6 @@ public final class ObjectNode {
 
     deinit {
         free(cIdentifier)
-        if let c = cClassName { free(c) }
     }
 
     /// The opaque handle C sees (`rst_object *`).

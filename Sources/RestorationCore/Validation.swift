@@ -67,15 +67,21 @@ public enum Validation {
 
     /// Identifier rules: non-empty UTF-8, no '/', at most 255 bytes.
     public static func identifier(_ id: String, what: String) throws(RestorationFailure) {
-        let n = id.utf8.count
+        var n = 0
+        var slash = false
+        var nul = false
+        for b in id.utf8 {
+            n &+= 1
+            if b == UInt8(ascii: "/") { slash = true } else if b == 0 { nul = true }
+        }
         if n == 0 { throw RestorationFailure(.invalid, "\(what): the identifier is empty") }
         if n > RestorationLimits.maxIdentifierBytes {
             throw RestorationFailure(.invalid, "\(what): identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes")
         }
-        if id.utf8.contains(UInt8(ascii: "/")) {
+        if slash {
             throw RestorationFailure(.invalid, "\(what): identifier '\(id)' contains '/', which separates path components")
         }
-        if id.utf8.contains(0) { throw RestorationFailure(.invalid, "\(what): identifier contains a NUL byte") }
+        if nul { throw RestorationFailure(.invalid, "\(what): identifier contains a NUL byte") }
     }
 
     public static func className(_ name: String, what: String) throws(RestorationFailure) {
@@ -84,6 +90,6 @@ public enum Validation {
         if n > RestorationLimits.maxClassNameBytes {
             throw RestorationFailure(.invalid, "\(what): class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes")
         }
-        if name.utf8.contains(0) { throw RestorationFailure(.invalid, "\(what): class name contains a NUL byte") }
+        for b in name.utf8 where b == 0 { throw RestorationFailure(.invalid, "\(what): class name contains a NUL byte") }
     }
 }

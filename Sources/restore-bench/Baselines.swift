@@ -8,7 +8,7 @@
 //     - the [Int64] x4 is written as "rows.count" + "rows.0"..."rows.3" keyed
 //       Int64s, not as an NSArray of NSNumber: corelibs' NSArray.hash is its
 //       count, so thousands of same-length arrays make the archiver O(N^2);
-//     - the 32-byte Data uses encodeBytes/decodeBytes and the archive is
+//     - the 32-byte Data uses encodeBytes/withDecodedUnsafeBytes and the archive is
 //       written into an NSMutableData whose bytes are memcpy'd, avoiding the
 //       byte-by-byte NSData -> Data bridge.
 //   `--natural-nskeyed` adds the unworked variant ([Int64] as NSArray, Data as
@@ -102,9 +102,9 @@ class KeyedNode: NSObject, NSSecureCoding {
                 rows = a.map { $0.int64Value }
             }
         } else {
-            var length = 0
-            if let p = coder.decodeBytes(forKey: "blob", returnedLength: &length) {
-                blob = Data(bytes: p, count: length)
+            blob = coder.withDecodedUnsafeBytes(forKey: "blob") { raw in
+                guard let raw, let base = raw.baseAddress else { return Data() }
+                return Data(bytes: base, count: raw.count)
             }
             let n = Int(coder.decodeInt64(forKey: "rows.count"))
             guard n >= 0 && n <= rowKeys.count else { return nil }

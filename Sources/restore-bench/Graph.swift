@@ -202,9 +202,9 @@ struct Graph {
     var summary: String {
         let d = maxDepth
         switch shape {
-        case .tree: return "tree of \(count) objects, fan-out \(fanout), depth 0–\(d) (\(d + 1) levels), pre-order"
-        case .chain: return "chain of \(count) objects (depth 0–\(d))"
-        case .fan: return "one root with \(count - 1) children"
+        case .tree: return "tree of \(fmtInt(count)) objects, fan-out \(fanout), depth 0–\(d) (\(d + 1) levels), pre-order"
+        case .chain: return "chain of \(fmtInt(count)) objects (depth 0–\(d))"
+        case .fan: return "one root with \(fmtInt(count - 1)) children"
         }
     }
 }

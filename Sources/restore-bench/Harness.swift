@@ -233,7 +233,8 @@ struct Options {
                          deep chain, fan-out, micro loops)
       --seed S           graph seed (default \(0x5EED_2026))
 
-    Progress goes to stderr. Build with -c release.
+    Progress goes to stderr. Build with -c release. RESTORE_BENCH_MEMORY=sampled
+    makes it sample VmRSS instead of resetting VmHWM.
     """
 
     static func parse(_ args: [String]) throws -> Options {

@@ -75,8 +75,8 @@ static void decode_view(void *instance, rst_coder *c) {
     view *v = instance;
     v->decoded++;
     v->decode_seq = ++g_seq;
-    CHECK_EQ(g_did_finish, 0);
-    CHECK_EQ(v->finished, 0 + (v->decoded - 1)); /* finished only after every decode of this restore */
+    CHECK_EQ(g_did_finish, v->decoded - 1);
+    CHECK_EQ(v->finished, v->decoded - 1); /* finished only after every decode of this restore */
     if (strcmp(v->kind, "tabs") == 0) {
         v->selected_tab = -1;
         CHECK_OK(rst_decode_int(c, "selected", &v->selected_tab));
@@ -127,7 +127,7 @@ static void finished_view(void *instance) {
     view *v = instance;
     v->finished++;
     g_finished_total++;
-    CHECK_EQ(g_did_finish, 0);
+    CHECK_EQ(g_did_finish, v->finished - 1); /* did_finish_restoring only after every finished */
 }
 
 static void release_view(void *instance) {

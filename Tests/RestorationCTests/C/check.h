@@ -30,6 +30,9 @@
 
 #include "restoration.h"
 
+/* every helper is static; a program need not use them all */
+#define CHECK_HELPER static __attribute__((unused))
+
 static long check_count = 0;
 static const char *check_prog = "test";
 
@@ -85,7 +88,7 @@ static const char *check_prog = "test";
 /* rst_last_error() is non-empty and contains each fragment. */
 #define CHECK_LAST_ERROR(...) check_message(__FILE__, __LINE__, "rst_last_error()", __VA_ARGS__, (const char *)NULL)
 
-static void check_message(const char *file, int line, const char *what, ...) {
+CHECK_HELPER void check_message(const char *file, int line, const char *what, ...) {
     const char *msg = rst_last_error();
     check_count++;
     if (msg == NULL) FAIL_AT(file, line, "%s: rst_last_error() is NULL", what);
@@ -108,7 +111,7 @@ static void check_message(const char *file, int line, const char *what, ...) {
 
 /* ---- small helpers ---- */
 
-static char *xasprintf(const char *fmt, ...) {
+CHECK_HELPER char *xasprintf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     char *s = NULL;
@@ -117,17 +120,8 @@ static char *xasprintf(const char *fmt, ...) {
     return s;
 }
 
-/* A fresh directory under $TMPDIR (or /tmp); the caller may rm it. */
-static char *make_temp_dir(const char *tag) {
-    const char *base = getenv("TMPDIR");
-    if (base == NULL || base[0] == '\0') base = "/tmp";
-    char *tmpl = xasprintf("%s/rst-%s-XXXXXX", base, tag);
-    if (mkdtemp(tmpl) == NULL) { perror("mkdtemp"); _exit(2); }
-    return tmpl;
-}
-
 /* Reads a whole file; NULL (and errno) when it cannot. */
-static unsigned char *read_file(const char *path, size_t *len) {
+CHECK_HELPER unsigned char *read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) return NULL;
     struct stat st;
@@ -146,7 +140,7 @@ static unsigned char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-static void write_file(const char *path, const void *p, size_t n) {
+CHECK_HELPER void write_file(const char *path, const void *p, size_t n) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0) { perror(path); _exit(2); }
     size_t off = 0;
@@ -159,13 +153,13 @@ static void write_file(const char *path, const void *p, size_t n) {
     close(fd);
 }
 
-static int file_exists(const char *path) {
+CHECK_HELPER int file_exists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;
 }
 
 /* Number of entries of `dir` whose names contain `infix` (NULL: all but . and ..). */
-static int count_entries(const char *dir, const char *infix) {
+CHECK_HELPER int count_entries(const char *dir, const char *infix) {
     DIR *d = opendir(dir);
     if (d == NULL) return -1;
     int n = 0;
@@ -179,7 +173,7 @@ static int count_entries(const char *dir, const char *infix) {
 }
 
 /* The first entry of `dir` whose name contains `infix`, as a full path (malloc'd), or NULL. */
-static char *find_entry(const char *dir, const char *infix) {
+CHECK_HELPER char *find_entry(const char *dir, const char *infix) {
     DIR *d = opendir(dir);
     if (d == NULL) return NULL;
     char *out = NULL;
@@ -191,20 +185,14 @@ static char *find_entry(const char *dir, const char *infix) {
     return out;
 }
 
-static void remove_tree(const char *dir) {
-    char *cmd = xasprintf("rm -rf '%s'", dir);
-    if (system(cmd) != 0) { /* best effort */ }
-    free(cmd);
-}
-
-static int64_t now_ms(void) {
+CHECK_HELPER int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* An engine for `archive` (NULL: buffers only) with otherwise default options. */
-static rst_engine *new_engine(const char *archive) {
+CHECK_HELPER rst_engine *new_engine(const char *archive) {
     rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
     o.archive_path = archive;
     rst_engine *e = NULL;
@@ -214,8 +202,8 @@ static rst_engine *new_engine(const char *archive) {
 }
 
 /* Collects log lines (an rst_engine_options.log callback); ctx is ignored. */
-static char log_text[65536];
-static void collect_log(rst_engine *e, int level, const char *message, void *ctx) {
+CHECK_HELPER char log_text[65536];
+CHECK_HELPER void collect_log(rst_engine *e, int level, const char *message, void *ctx) {
     (void)e; (void)ctx;
     size_t used = strlen(log_text);
     snprintf(log_text + used, sizeof log_text - used, "[%d] %s\n", level, message);

@@ -1,2 +1,0 @@
-// TEMPORARY placeholder until this target's owner writes it.
-@main struct Placeholder { static func main() {} }

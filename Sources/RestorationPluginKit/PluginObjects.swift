@@ -1,0 +1,191 @@
+import CRestoration
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An `rst_engine *` the host handed the plugin (to `init` or a factory).
+public struct PluginEngine: Hashable {
+    public let raw: OpaquePointer
+
+    public init(_ raw: OpaquePointer) { self.raw = raw }
+
+    /// Registers `object` with the engine: its `encode`, `decode`,
+    /// `finishedRestoring` and `released` are called through one static
+    /// `rst_object_callbacks`. The engine holds a strong reference to the
+    /// object until it leaves the engine (`released` is called, then the
+    /// reference is dropped). A factory registers with exactly the parent and
+    /// identifier it was given and returns `.raw` of the result.
+    @discardableResult
+    public func register(_ object: PluginRestorable, identifier: String, parent: PluginObjectRef?,
+                         className: String?) throws(PluginError) -> PluginObjectRef {
+        let box = Unmanaged.passRetained(ObjectBox(object))
+        var out: OpaquePointer? = nil
+        let api = PluginHost.api.pointee
+        let s: rst_status
+        if let className {
+            s = api.register_object(raw, identifier, parent?.raw, className, swiftObjectCallbacks, box.toOpaque(), &out)
+        } else {
+            s = api.register_object(raw, identifier, parent?.raw, nil, swiftObjectCallbacks, box.toOpaque(), &out)
+        }
+        guard s == RST_OK, let out else {
+            box.release()
+            throw PluginError(s == RST_OK ? RST_ERR_INVALID : s, PluginHost.lastError)
+        }
+        return PluginObjectRef(out)
+    }
+
+    /// The object at "A/B/C", or nil.
+    public func find(path: String) -> PluginObjectRef? {
+        PluginHost.api.pointee.find_object(raw, path).map(PluginObjectRef.init)
+    }
+
+    /// Unregisters an object and its descendants (not from inside a save or
+    /// restore callback: RST_ERR_STATE).
+    public func unregister(_ object: PluginObjectRef) throws(PluginError) {
+        try PluginError.check(PluginHost.api.pointee.unregister_object(raw, object.raw))
+    }
+}
+
+/// An `rst_object *`: valid while the object is registered.
+public struct PluginObjectRef: Hashable {
+    public let raw: OpaquePointer
+
+    public init(_ raw: OpaquePointer) { self.raw = raw }
+
+    /// The identifier ("" if the host returned NULL).
+    public var identifier: String {
+        PluginHost.api.pointee.object_identifier(raw).map { String(cString: $0) } ?? ""
+    }
+
+    /// The parent, nil at a root.
+    public var parent: PluginObjectRef? {
+        PluginHost.api.pointee.object_parent(raw).map(PluginObjectRef.init)
+    }
+
+    /// The whole path "A/B/C" (built from identifiers on a host whose table
+    /// lacks `object_path`).
+    public var path: String {
+        if PluginHost.has(\.object_path) {
+            var out: UnsafeMutablePointer<CChar>? = nil
+            if PluginHost.api.pointee.object_path(raw, &out) == RST_OK, let out {
+                defer { PluginHost.api.pointee.mem_free(out) }
+                return String(cString: out)
+            }
+        }
+        var parts: [String] = []
+        var o: PluginObjectRef? = self
+        while let cur = o {
+            parts.append(cur.identifier)
+            o = cur.parent
+        }
+        return parts.reversed().joined(separator: "/")
+    }
+
+    /// The class name given at registration (nil if none, or on a host
+    /// whose table lacks `object_class_name`).
+    public var className: String? {
+        guard PluginHost.has(\.object_class_name) else { return nil }
+        return PluginHost.api.pointee.object_class_name(raw).map { String(cString: $0) }
+    }
+
+    /// The Swift object registered with `PluginEngine.register(_:...)`,
+    /// if this object was registered that way by *this* plugin and is a `T`.
+    /// Objects registered by C code or other plugins give nil (never a
+    /// crash): only instance pointers this module handed out are trusted.
+    public func object<T: AnyObject>(as type: T.Type = T.self) -> T? {
+        guard let p = PluginHost.api.pointee.object_instance(raw), ObjectBox.isLive(p) else { return nil }
+        return Unmanaged<ObjectBox>.fromOpaque(p).takeUnretainedValue().object as? T
+    }
+}
+
+/// What a Swift plugin object does when the engine calls it. Every
+/// requirement has a default that does nothing.
+public protocol PluginRestorable: AnyObject {
+    /// At save, in archive order. A failing encode call already failed the
+    /// save; throwing just stops this callback.
+    func encode(to coder: PluginCoder) throws(PluginError)
+    /// At restore, pass 2. Throwing stops this callback (keys are
+    /// independent: decode what you can).
+    func decode(from coder: PluginCoder) throws(PluginError)
+    /// At restore, pass 3, after every object was decoded.
+    func finishedRestoring()
+    /// Once, when the object leaves the engine; the engine's reference is
+    /// dropped right after.
+    func released()
+}
+
+extension PluginRestorable {
+    public func encode(to coder: PluginCoder) throws(PluginError) {}
+    public func decode(from coder: PluginCoder) throws(PluginError) {}
+    public func finishedRestoring() {}
+    public func released() {}
+}
+
+/// The instance pointer handed to the engine: a retained box, so the
+/// callbacks can recover the object, and a registry of live boxes, so a
+/// foreign instance pointer is never mistaken for one.
+final class ObjectBox {
+    let object: PluginRestorable
+
+    nonisolated(unsafe) private static var live = Set<UnsafeMutableRawPointer>()
+    nonisolated(unsafe) private static var mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+
+    init(_ object: PluginRestorable) {
+        self.object = object
+        let p = Unmanaged.passUnretained(self).toOpaque()
+        pthread_mutex_lock(ObjectBox.mutex)
+        ObjectBox.live.insert(p)
+        pthread_mutex_unlock(ObjectBox.mutex)
+    }
+
+    deinit {
+        let p = Unmanaged.passUnretained(self).toOpaque()
+        pthread_mutex_lock(ObjectBox.mutex)
+        ObjectBox.live.remove(p)
+        pthread_mutex_unlock(ObjectBox.mutex)
+    }
+
+    static func isLive(_ p: UnsafeMutableRawPointer) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return live.contains(p)
+    }
+
+    @inline(__always)
+    static func from(_ p: UnsafeMutableRawPointer?) -> ObjectBox? {
+        guard let p else { return nil }
+        return Unmanaged<ObjectBox>.fromOpaque(p).takeUnretainedValue()
+    }
+}
+
+/// One static callbacks struct for every Swift plugin object (the engine
+/// keeps the pointer).
+let swiftObjectCallbacks: UnsafePointer<rst_object_callbacks> = {
+    var c = rst_object_callbacks()
+    c.encode = { instance, coder in
+        guard let box = ObjectBox.from(instance), let coder else { return }
+        try? box.object.encode(to: PluginCoder(coder))
+    }
+    c.decode = { instance, coder in
+        guard let box = ObjectBox.from(instance), let coder else { return }
+        try? box.object.decode(from: PluginCoder(coder))
+    }
+    c.finished = { instance in
+        ObjectBox.from(instance)?.object.finishedRestoring()
+    }
+    c.release = { instance in
+        guard let instance else { return }
+        let box = Unmanaged<ObjectBox>.fromOpaque(instance)
+        box.takeUnretainedValue().object.released()
+        box.release()
+    }
+    let p = UnsafeMutablePointer<rst_object_callbacks>.allocate(capacity: 1)
+    p.initialize(to: c)
+    return UnsafePointer(p)
+}()

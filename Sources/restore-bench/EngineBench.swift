@@ -1,0 +1,950 @@
+// The engine's half of the benchmark: everything goes through the C ABI of
+// Include/restoration.h, as a C host would use it.
+//
+// Host objects are `Node` instances passed as `void *instance`
+// (Unmanaged, retained once for the engine and released by the `release`
+// callback). Callbacks are @convention(c) functions; keys are C strings made
+// once. A callback cannot throw, so every rst_* status is checked and a
+// failure is counted (with the first message); a run with a counted failure
+// is a failed run.
+//
+// save    = every object registered (untimed), then rst_save_to_buffer timed:
+//           each object's encode callback writes its 8 values through
+//           rst_encode_bool/int/double/string/bytes/object, a nested record
+//           (begin_record, encode_string, encode_int, end_record) and
+//           rst_encode_int_array, and the engine writes the archive to memory.
+// restore = a new engine (untimed set-up): one host class per class name
+//           (rst_register_class; its factory allocates a Node and registers
+//           it) and the first ceil(N/2) objects in pre-order pre-registered
+//           (a prefix of pre-order holds every pre-registered object's
+//           parent); then rst_restore_from_buffer timed: validation,
+//           materialize (half found at their paths, half made by factories),
+//           the dependency-ordered decode through rst_decode_*, and finish.
+// Every restore's first run is verified object by object: values, class,
+// parent and reference identity, `finished`, and rst_last_restore_report.
+
+#if !BASELINES_ONLY
+import Foundation
+import CRestoration
+import RestorationC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - C strings made once
+
+private func cString(_ s: String) -> UnsafePointer<CChar> { UnsafePointer(strdup(s)!) }
+
+enum Key {
+    static let flag = cString("flag")
+    static let number = cString("number")
+    static let ratio = cString("ratio")
+    static let title = cString("title")
+    static let blob = cString("blob")
+    static let link = cString("link")
+    static let note = cString("note")
+    static let text = cString("text")
+    static let count = cString("count")
+    static let rows = cString("rows")
+}
+
+let classNameCStrings: [UnsafePointer<CChar>] = Graph.classNames.map(cString)
+
+func statusText(_ s: rst_status) -> String {
+    let name = String(cString: rst_status_name(s))
+    let message = String(cString: rst_last_error())
+    return message.isEmpty ? name : "\(name): \(message)"
+}
+
+// MARK: - Callback bookkeeping
+
+/// Counters the callbacks update (a callback cannot throw).
+enum Counters {
+    static var failures = 0
+    static var firstFailure: String?
+    static var created = 0
+    static var log: [String] = []
+
+    static func reset() { failures = 0; firstFailure = nil; created = 0 }
+
+    static func fail(_ what: String, _ status: rst_status) {
+        failures += 1
+        if firstFailure == nil { firstFailure = "\(what): \(statusText(status))" }
+    }
+
+    static func fail(_ what: String) {
+        failures += 1
+        if firstFailure == nil { firstFailure = what }
+    }
+}
+
+@inline(__always)
+private func node(_ instance: UnsafeMutableRawPointer?) -> Node {
+    Unmanaged<Node>.fromOpaque(instance!).takeUnretainedValue()
+}
+
+@inline(__always)
+private func check(_ status: rst_status, _ what: String) {
+    if status != RST_OK { Counters.fail(what, status) }
+}
+
+// MARK: - The host object's callbacks
+
+private let nodeEncode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { instance, coder in
+    let n = node(instance)
+    check(rst_encode_bool(coder, Key.flag, n.flag), "encode flag")
+    check(rst_encode_int(coder, Key.number, n.number), "encode number")
+    check(rst_encode_double(coder, Key.ratio, n.ratio), "encode ratio")
+    check(n.title.withCString { rst_encode_string(coder, Key.title, $0) }, "encode title")
+    check(n.blob.withUnsafeBytes { rst_encode_bytes(coder, Key.blob, $0.baseAddress, $0.count) }, "encode blob")
+    if let ref = n.ref { check(rst_encode_object(coder, Key.link, ref.object), "encode link") }
+    check(rst_encode_begin_record(coder, Key.note), "begin note")
+    check(n.noteText.withCString { rst_encode_string(coder, Key.text, $0) }, "encode note.text")
+    check(rst_encode_int(coder, Key.count, n.noteCount), "encode note.count")
+    check(rst_encode_end_record(coder), "end note")
+    check(n.rows.withUnsafeBufferPointer { rst_encode_int_array(coder, Key.rows, $0.baseAddress, $0.count) }, "encode rows")
+}
+
+private let nodeDecode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { instance, coder in
+    let n = node(instance)
+    var b = false
+    var i: Int64 = 0
+    var d = 0.0
+    var s: UnsafePointer<CChar>?
+    var p: UnsafeRawPointer?
+    var len = 0
+    var st = rst_decode_bool(coder, Key.flag, &b)
+    if st == RST_OK { n.flag = b } else { Counters.fail("decode flag", st) }
+    st = rst_decode_int(coder, Key.number, &i)
+    if st == RST_OK { n.number = i } else { Counters.fail("decode number", st) }
+    st = rst_decode_double(coder, Key.ratio, &d)
+    if st == RST_OK { n.ratio = d } else { Counters.fail("decode ratio", st) }
+    st = rst_decode_string(coder, Key.title, &s, &len)
+    if st == RST_OK, let s { n.title = String(decoding: UnsafeRawBufferPointer(start: s, count: len), as: UTF8.self) } else { Counters.fail("decode title", st) }
+    st = rst_decode_bytes(coder, Key.blob, &p, &len)
+    if st == RST_OK, let p { n.blob = Data(bytes: p, count: len) } else { Counters.fail("decode blob", st) }
+    var ref: OpaquePointer?
+    st = rst_decode_object(coder, Key.link, &ref)
+    if st == RST_OK, let ref, let target = rst_object_instance(ref) {
+        n.ref = Unmanaged<Node>.fromOpaque(target).takeUnretainedValue()
+    } else if st != RST_ERR_NOT_FOUND {          // the root has no reference
+        Counters.fail("decode link", st)
+    }
+    st = rst_decode_begin_record(coder, Key.note)
+    if st == RST_OK {
+        st = rst_decode_string(coder, Key.text, &s, &len)
+        if st == RST_OK, let s { n.noteText = String(decoding: UnsafeRawBufferPointer(start: s, count: len), as: UTF8.self) } else { Counters.fail("decode note.text", st) }
+        st = rst_decode_int(coder, Key.count, &i)
+        if st == RST_OK { n.noteCount = i } else { Counters.fail("decode note.count", st) }
+        check(rst_decode_end_record(coder), "end note")
+    } else { Counters.fail("begin note", st) }
+    var count = 0
+    var rows = [Int64](repeating: 0, count: 4)
+    st = rows.withUnsafeMutableBufferPointer { rst_decode_int_array(coder, Key.rows, $0.baseAddress, 4, &count) }
+    if st == RST_ERR_LIMIT {                     // more than 4: ask again with room
+        rows = [Int64](repeating: 0, count: count)
+        st = rows.withUnsafeMutableBufferPointer { rst_decode_int_array(coder, Key.rows, $0.baseAddress, $0.count, &count) }
+    }
+    if st == RST_OK { rows.removeLast(max(0, rows.count - count)); n.rows = rows } else { Counters.fail("decode rows", st) }
+}
+
+private let nodeFinished: @convention(c) (UnsafeMutableRawPointer?) -> Void = { instance in
+    node(instance).finished = true
+}
+
+private let nodeRelease: @convention(c) (UnsafeMutableRawPointer?) -> Void = { instance in
+    Unmanaged<Node>.fromOpaque(instance!).release()
+}
+
+let nodeCallbacks: UnsafeMutablePointer<rst_object_callbacks> = {
+    let p = UnsafeMutablePointer<rst_object_callbacks>.allocate(capacity: 1)
+    p.initialize(to: rst_object_callbacks(encode: nodeEncode, decode: nodeDecode, finished: nodeFinished, release: nodeRelease))
+    return p
+}()
+
+/// The host classes' factory; ctx is the class index + 1.
+private let nodeFactory: rst_factory_fn = { engine, parent, identifier, _, ctx in
+    let index = Int(bitPattern: ctx) - 1
+    guard let identifier, index >= 0, index < classNameCStrings.count else {
+        Counters.fail("factory called with a bad context or identifier")
+        return nil
+    }
+    var parentNode: Node?
+    if let parent {
+        guard let instance = rst_object_instance(parent) else { Counters.fail("factory: parent has no instance"); return nil }
+        parentNode = Unmanaged<Node>.fromOpaque(instance).takeUnretainedValue()
+    }
+    let n = Node(identifier: String(cString: identifier), className: Graph.classNames[index], parent: parentNode, index: -1)
+    let retained = Unmanaged.passRetained(n)
+    var out: OpaquePointer?
+    let st = rst_register_object(engine, identifier, parent, classNameCStrings[index], nodeCallbacks, retained.toOpaque(), &out)
+    guard st == RST_OK, let out else {
+        retained.release()
+        Counters.fail("factory: rst_register_object", st)
+        return nil
+    }
+    n.object = out
+    Counters.created += 1
+    return out
+}
+
+private let engineLog: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { _, level, message, _ in
+    if level >= Int32(RST_LOG_WARNING), Counters.log.count < 20, let message {
+        Counters.log.append(String(cString: message))
+    }
+}
+
+// MARK: - Engines
+
+func makeEngine(archivePath: String? = nil, pluginDir: String? = nil) throws -> OpaquePointer {
+    var opts = rst_engine_options()
+    opts.version = UInt32(RST_ENGINE_OPTIONS_VERSION)
+    opts.log = engineLog
+    var engine: OpaquePointer?
+    let st: rst_status = withOptionalCString(archivePath) { ap in
+        withOptionalCString(pluginDir) { pd in
+            "restore-bench".withCString { app in
+                "bench".withCString { idiom in
+                    opts.archive_path = ap
+                    opts.plugin_dir = pd
+                    opts.app_version = app
+                    opts.idiom = idiom
+                    return rst_engine_create(&opts, &engine)
+                }
+            }
+        }
+    }
+    guard st == RST_OK, let engine else { throw BenchError("rst_engine_create: \(statusText(st))") }
+    return engine
+}
+
+private func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) throws -> R) rethrows -> R {
+    if let s { return try s.withCString { try body($0) } }
+    return try body(nil)
+}
+
+// MARK: - The engine as a contestant
+
+final class EngineContestant: Contestant {
+    let key = "engine"
+    let name = "Restoration engine (C ABI)"
+    let graph: Graph
+    let live: [Node]
+    let archivePath: String?
+    /// The object moved to a plugin class (the plugin case), or nil.
+    let pluginIndex: Int?
+    /// plugin_dir of the next restore engine (the plugin case), or nil.
+    var pluginDir: String?
+    let preregisterCount: Int
+
+    private var saveEngine: OpaquePointer?
+    private var archive: UnsafeMutableRawPointer?
+    private(set) var archiveLength = 0
+    private var restoreEngine: OpaquePointer?
+    private(set) var lastReport = rst_restore_report()
+
+    var archiveBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: archive, count: archiveLength) }
+
+    /// Registers every object of `live` (untimed). With `pluginClass`, the last
+    /// object (a leaf nobody references) is registered under that class name.
+    init(graph: Graph, live: [Node], archivePath: String? = nil, pluginClass: String? = nil) throws {
+        self.graph = graph
+        self.live = live
+        self.archivePath = archivePath
+        self.pluginIndex = pluginClass == nil ? nil : graph.lastLeaf
+        self.preregisterCount = (graph.count + 1) / 2
+        let engine = try makeEngine(archivePath: archivePath)
+        saveEngine = engine
+        for (i, o) in graph.objects.enumerated() {
+            let n = live[i]
+            let retained = Unmanaged.passRetained(n)
+            var out: OpaquePointer?
+            let parent = o.parent < 0 ? nil : live[o.parent].object
+            let st: rst_status
+            if i == pluginIndex, let pluginClass {
+                st = pluginClass.withCString { rst_register_object(engine, n.identifier, parent, $0, nodeCallbacks, retained.toOpaque(), &out) }
+            } else {
+                st = rst_register_object(engine, n.identifier, parent, classNameCStrings[o.classIndex], nodeCallbacks, retained.toOpaque(), &out)
+            }
+            guard st == RST_OK, let out else {
+                retained.release()
+                throw BenchError("registering object \(i) (\(graph.path(of: i))): \(statusText(st))")
+            }
+            n.object = out
+        }
+    }
+
+    deinit { close() }
+
+    /// Destroys the engines and frees the archive.
+    func close() {
+        if let e = restoreEngine { rst_engine_destroy(e); restoreEngine = nil }
+        if let e = saveEngine { rst_engine_destroy(e); saveEngine = nil }
+        if let a = archive { rst_free(a); archive = nil; archiveLength = 0 }
+    }
+
+    func prepareSave() throws {
+        if let a = archive { rst_free(a); archive = nil; archiveLength = 0 }
+        Counters.reset()
+    }
+
+    func save() throws -> Int {
+        var out: UnsafeMutableRawPointer?
+        var length = 0
+        let st = rst_save_to_buffer(saveEngine, &out, &length)
+        guard st == RST_OK, let out else { throw BenchError("rst_save_to_buffer: \(statusText(st))") }
+        archive = out
+        archiveLength = length
+        if Counters.failures > 0 { throw BenchError("\(Counters.failures) failed calls in encode callbacks; first: \(Counters.firstFailure ?? "?")") }
+        return length
+    }
+
+    /// A new engine: the host classes, and the first ceil(N/2) objects in pre-order.
+    func prepareRestore() throws {
+        if let e = restoreEngine { rst_engine_destroy(e); restoreEngine = nil }
+        let e = try makeEngine(pluginDir: pluginDir)
+        restoreEngine = e
+        for (index, name) in classNameCStrings.enumerated() {
+            let st = rst_register_class(e, name, nodeFactory, UnsafeMutableRawPointer(bitPattern: index + 1))
+            guard st == RST_OK else { throw BenchError("rst_register_class: \(statusText(st))") }
+        }
+        var pre: [Node] = []
+        pre.reserveCapacity(preregisterCount)
+        for i in 0..<preregisterCount {
+            let o = graph.objects[i]
+            let n = Node(identifier: o.identifier, className: Graph.classNames[o.classIndex],
+                         parent: o.parent < 0 ? nil : pre[o.parent], index: i)
+            let retained = Unmanaged.passRetained(n)
+            var out: OpaquePointer?
+            let st = rst_register_object(e, o.identifier, n.parent?.object, classNameCStrings[o.classIndex],
+                                         nodeCallbacks, retained.toOpaque(), &out)
+            guard st == RST_OK, let out else {
+                retained.release()
+                throw BenchError("pre-registering object \(i): \(statusText(st))")
+            }
+            n.object = out
+            pre.append(n)
+        }
+        Counters.reset()
+    }
+
+    func restore() throws {
+        let st = rst_restore_from_buffer(restoreEngine, archive, archiveLength)
+        guard st == RST_OK else { throw BenchError("rst_restore_from_buffer: \(statusText(st))") }
+    }
+
+    func endRestore() {
+        if let e = restoreEngine { rst_engine_destroy(e); restoreEngine = nil }
+    }
+
+    /// Every object: found at its path, right values, class, parent and
+    /// reference identity, finished; the report's counts; no failed call.
+    func verifyRestore() -> String? {
+        guard let e = restoreEngine else { return "no restore engine" }
+        if Counters.failures > 0 { return "\(Counters.failures) failed calls in callbacks; first: \(Counters.firstFailure ?? "?")" }
+        var report = rst_restore_report()
+        let st = rst_last_restore_report(e, &report)
+        guard st == RST_OK else { return "rst_last_restore_report: \(statusText(st))" }
+        lastReport = report
+        let n = graph.count
+        let pluginSkipped = pluginIndex != nil && pluginDir == nil
+        let expectRestored = pluginSkipped ? n - 1 : n
+        if report.archived != UInt64(n) { return "report: archived \(report.archived), expected \(n)" }
+        if report.restored != UInt64(expectRestored) { return "report: restored \(report.restored), expected \(expectRestored)" }
+        if report.skipped != (pluginSkipped ? 1 : 0) { return "report: skipped \(report.skipped)" }
+        let expectCreated = n - preregisterCount - (pluginIndex == nil ? 0 : 1)
+        if Counters.created != expectCreated { return "factories created \(Counters.created) objects, expected \(expectCreated)" }
+
+        let objects = locate(engine: e)
+        var instances = [Node?](repeating: nil, count: n)
+        for i in 0..<n where i != pluginIndex {
+            guard let o = objects[i], let inst = rst_object_instance(o) else { return "object \(i) (\(graph.path(of: i))) not found after restore" }
+            instances[i] = Unmanaged<Node>.fromOpaque(inst).takeUnretainedValue()
+        }
+        for (i, o) in graph.objects.enumerated() {
+            if i == pluginIndex {
+                if pluginSkipped {
+                    if objects[i] != nil { return "the plugin object exists without a plugin directory" }
+                } else if let problem = checkPluginObject(objects[i]) {
+                    return problem
+                }
+                continue
+            }
+            let node = instances[i]!
+            if let ident = rst_object_identifier(objects[i]), String(cString: ident) != o.identifier { return "object \(i): identifier" }
+            if let m = node.mismatch(o) { return "object \(i) (\(graph.path(of: i))): \(m)" }
+            if !node.finished { return "object \(i): `finished` not called" }
+            if o.parent < 0 ? node.parent != nil : node.parent !== instances[o.parent] { return "object \(i): wrong parent" }
+            if o.ref < 0 ? node.ref != nil : node.ref !== instances[o.ref] { return "object \(i): wrong reference" }
+        }
+        return nil
+    }
+
+    /// The rst_object of every object of the graph in the restore engine: each
+    /// object not yet found is looked up by its path, and its ancestors are
+    /// then reached with rst_object_parent (so a 65,537-deep chain costs one
+    /// long path, not 65,537 of them).
+    private func locate(engine: OpaquePointer) -> [OpaquePointer?] {
+        let n = graph.count
+        var located = [OpaquePointer?](repeating: nil, count: n)
+        var done = [Bool](repeating: false, count: n)
+        for i in stride(from: n - 1, through: 0, by: -1) where !done[i] {
+            var o = graph.path(of: i).withCString { rst_find_object(engine, $0) }
+            located[i] = o
+            done[i] = true
+            var j = i
+            while let current = o, graph.objects[j].parent >= 0 {
+                let p = graph.objects[j].parent
+                if done[p] { break }
+                o = rst_object_parent(current)
+                located[p] = o
+                done[p] = true
+                j = p
+            }
+        }
+        return located
+    }
+
+    private func checkPluginObject(_ object: OpaquePointer?) -> String? {
+        guard let object else { return "the plugin class's object was not created" }
+        guard let raw = rst_object_instance(object) else { return "the plugin object has no instance" }
+        let fields = raw.assumingMemoryBound(to: Int64.self)
+        if fields[0] != pluginMagic { return "the plugin object's instance is not the plugin's" }
+        if fields[1] != 8 { return "the plugin's decode read \(fields[1]) of 8 values" }
+        if fields[2] != 1 { return "the plugin object's `finished` was not called" }
+        return nil
+    }
+
+    /// rst_save to archive_path (temporary file, fsync, rename, fsync of the
+    /// directory), timed `runs` times after one warm-up.
+    func timeFileSave(runs: Int) throws -> (Stats, Int) {
+        guard let path = archivePath else { throw BenchError("no archive_path") }
+        var samples: [Double] = []
+        for run in 0...runs {
+            Counters.reset()
+            var st = RST_OK
+            let t = Clock.time { st = rst_save(saveEngine) }
+            guard st == RST_OK else { throw BenchError("rst_save: \(statusText(st))") }
+            if Counters.failures > 0 { throw BenchError("encode failures during rst_save: \(Counters.firstFailure ?? "?")") }
+            if run > 0 { samples.append(t * 1000) }
+        }
+        var info: UnsafeMutablePointer<rst_archive_info>?
+        let st = rst_read_archive_info(path, &info)
+        guard st == RST_OK, let info else { throw BenchError("rst_read_archive_info: \(statusText(st))") }
+        defer { rst_free(info) }
+        if info.pointee.object_count != UInt64(graph.count) {
+            throw BenchError("the saved file holds \(info.pointee.object_count) objects, expected \(graph.count)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        return (Stats(ms: samples), size ?? 0)
+    }
+}
+
+// MARK: - Micro loop: 1M rst_encode_int / rst_decode_int in one callback
+
+/// 16 nested records of 62,500 keys each: 1,000,000 calls in one callback
+/// while keeping to the format's limits (keys unique per record, at most
+/// RST_MAX_VALUES_PER_RECORD values per record).
+enum Micro {
+    static let records = 16
+    static let perRecord = 62_500
+    static var calls: Int { records * perRecord }
+    static let keys: [UnsafePointer<CChar>] = (0..<perRecord).map { cString("k\($0)") }
+    static let recordKeys: [UnsafePointer<CChar>] = (0..<records).map { cString("r\($0)") }
+    static var seconds = 0.0
+    static var sum: Int64 = 0
+    static var expectedSum: Int64 { Int64(calls) * Int64(calls - 1) / 2 }
+}
+
+private let microEncode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { _, coder in
+    Micro.keys.withUnsafeBufferPointer { keys in
+        var bad = 0
+        let t0 = Clock.now()
+        for r in 0..<Micro.records {
+            if rst_encode_begin_record(coder, Micro.recordKeys[r]) != RST_OK { bad += 1 }
+            let base = Int64(r * Micro.perRecord)
+            for j in 0..<Micro.perRecord where rst_encode_int(coder, keys[j], base + Int64(j)) != RST_OK { bad += 1 }
+            if rst_encode_end_record(coder) != RST_OK { bad += 1 }
+        }
+        Micro.seconds = Clock.now() - t0
+        if bad > 0 { Counters.fail("micro encode: \(bad) failed calls; \(String(cString: rst_last_error()))") }
+    }
+}
+
+private let microDecode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { _, coder in
+    Micro.keys.withUnsafeBufferPointer { keys in
+        var bad = 0
+        var sum: Int64 = 0
+        var v: Int64 = 0
+        let t0 = Clock.now()
+        for r in 0..<Micro.records {
+            if rst_decode_begin_record(coder, Micro.recordKeys[r]) != RST_OK { bad += 1 }
+            for j in 0..<Micro.perRecord {
+                if rst_decode_int(coder, keys[j], &v) == RST_OK { sum &+= v } else { bad += 1 }
+            }
+            if rst_decode_end_record(coder) != RST_OK { bad += 1 }
+        }
+        Micro.seconds = Clock.now() - t0
+        Micro.sum = sum
+        if bad > 0 { Counters.fail("micro decode: \(bad) failed calls; \(String(cString: rst_last_error()))") }
+    }
+}
+
+private let microCallbacks: UnsafeMutablePointer<rst_object_callbacks> = {
+    let p = UnsafeMutablePointer<rst_object_callbacks>.allocate(capacity: 1)
+    p.initialize(to: rst_object_callbacks(encode: microEncode, decode: microDecode, finished: nil, release: nil))
+    return p
+}()
+
+func runMicro(runs: Int) -> MicroResult {
+    let layout = "\(Micro.records) nested records × \(fmtInt(Micro.perRecord)) keys = \(fmtInt(Micro.calls)) calls in one callback"
+    var enc: [Double] = [], dec: [Double] = [], save: [Double] = [], rest: [Double] = []
+    var bytes = 0
+    var problem: String?
+    do {
+        let saver = try makeEngine()
+        defer { rst_engine_destroy(saver) }
+        var st = rst_register_object(saver, "micro", nil, "Micro", microCallbacks, nil, nil)
+        guard st == RST_OK else { throw BenchError("register: \(statusText(st))") }
+        for run in 0...runs {
+            Counters.reset()
+            var out: UnsafeMutableRawPointer?
+            var length = 0
+            let ts = Clock.time { st = rst_save_to_buffer(saver, &out, &length) }
+            guard st == RST_OK, let out else { throw BenchError("rst_save_to_buffer: \(statusText(st))") }
+            defer { rst_free(out) }
+            if let f = Counters.firstFailure { throw BenchError(f) }
+            let encodeLoop = Micro.seconds
+            bytes = length
+
+            let restorer = try makeEngine()
+            defer { rst_engine_destroy(restorer) }
+            st = rst_register_object(restorer, "micro", nil, "Micro", microCallbacks, nil, nil)
+            guard st == RST_OK else { throw BenchError("register: \(statusText(st))") }
+            Micro.sum = 0
+            let tr = Clock.time { st = rst_restore_from_buffer(restorer, out, length) }
+            guard st == RST_OK else { throw BenchError("rst_restore_from_buffer: \(statusText(st))") }
+            if let f = Counters.firstFailure { throw BenchError(f) }
+            if Micro.sum != Micro.expectedSum { throw BenchError("decoded values differ (sum \(Micro.sum), expected \(Micro.expectedSum))") }
+            if run > 0 {
+                let c = Double(Micro.calls)
+                enc.append(encodeLoop * 1e9 / c)
+                dec.append(Micro.seconds * 1e9 / c)
+                save.append(ts * 1e9 / c)
+                rest.append(tr * 1e9 / c)
+            }
+        }
+    } catch {
+        problem = "micro loop failed: \(error)"
+    }
+    return MicroResult(calls: Micro.calls, layout: layout, encodeNsPerCall: Stats(ms: enc), decodeNsPerCall: Stats(ms: dec),
+                       saveNsPerValue: Stats(ms: save), restoreNsPerValue: Stats(ms: rest), archiveBytes: bytes, problem: problem)
+}
+
+// MARK: - Plugins
+
+let pluginMagic: Int64 = 0x5253_5442_4E43_4850   // "RSTBNCHP"
+
+/// The tiny plugin: one class whose name comes from the file's name
+/// (bench_plugin_042.so offers BenchPlugin042), so 100 copies of one build
+/// offer 100 distinct classes. Its object reads all 8 values in decode.
+let pluginSource = #"""
+/* restore-bench's test plugin: compiled once, copied 100 times. */
+#define _GNU_SOURCE
+#define RST_PLUGIN
+#include "restoration_plugin.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+RST_PLUGIN_DEFINE_API;
+
+/* fields[0] magic, [1] values decoded, [2] finished; read by the bench. */
+typedef struct bench_plugin_object { int64_t fields[4]; } bench_plugin_object;
+
+static char class_name[64];
+static char plugin_name[64];
+
+static void bench_decode(void *instance, rst_coder *c) {
+    bench_plugin_object *o = instance;
+    bool b; int64_t i; double d; const char *s; size_t n; const void *p; rst_object *ref = NULL;
+    int64_t rows[4]; size_t count = 0; int64_t ok = 0;
+    if (rst_decode_bool(c, "flag", &b) == RST_OK) ok++;
+    if (rst_decode_int(c, "number", &i) == RST_OK) ok++;
+    if (rst_decode_double(c, "ratio", &d) == RST_OK) ok++;
+    if (rst_decode_string(c, "title", &s, &n) == RST_OK && n == 16) ok++;
+    if (rst_decode_bytes(c, "blob", &p, &n) == RST_OK && n == 32) ok++;
+    if (rst_decode_object(c, "link", &ref) == RST_OK && ref != NULL) ok++;
+    if (rst_decode_begin_record(c, "note") == RST_OK) {
+        if (rst_decode_string(c, "text", &s, &n) == RST_OK && rst_decode_int(c, "count", &i) == RST_OK) ok++;
+        rst_decode_end_record(c);
+    }
+    if (rst_decode_int_array(c, "rows", rows, 4, &count) == RST_OK && count == 4) ok++;
+    o->fields[1] = ok;
+}
+
+static void bench_finished(void *instance) { ((bench_plugin_object *)instance)->fields[2] = 1; }
+static void bench_release(void *instance) { free(instance); }
+
+static const rst_object_callbacks bench_callbacks = { NULL, bench_decode, bench_finished, bench_release };
+
+RST_PLUGIN_EXPORT rst_object *bench_plugin_make(rst_engine *e, rst_object *parent, const char *id, rst_coder *c) {
+    (void)c;
+    bench_plugin_object *o = calloc(1, sizeof *o);
+    rst_object *out = NULL;
+    if (o == NULL) return NULL;
+    o->fields[0] = BENCH_PLUGIN_MAGIC;
+    if (rst_register_object(e, id, parent, class_name, &bench_callbacks, o, &out) != RST_OK) { free(o); return NULL; }
+    return out;
+}
+
+static rst_plugin_class classes[1] = { { class_name, "bench_plugin_make", "EPIC" } };
+static rst_plugin_manifest manifest = { RST_PLUGIN_ABI_VERSION, plugin_name, "1.0", 1, classes, NULL, NULL };
+
+RST_PLUGIN_EXPORT const rst_plugin_manifest *rst_plugin_manifest_v1(const rst_host_api *api) {
+    Dl_info info;
+    const char *base;
+    unsigned number = 0;
+    RST_PLUGIN_INIT(api);
+    if (dladdr((void *)&bench_plugin_make, &info) == 0 || info.dli_fname == NULL) return NULL;
+    base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (sscanf(base, "bench_plugin_%u.so", &number) != 1) return NULL;
+    snprintf(class_name, sizeof class_name, "BenchPlugin%03u", number);
+    snprintf(plugin_name, sizeof plugin_name, "bench_plugin_%03u", number);
+    return &manifest;
+}
+"""#
+
+/// The repository root (for Include/), from this file's real location.
+func repositoryRoot() -> URL {
+    URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
+
+/// Runs a command; returns (status, combined output).
+func runCommand(_ argv: [String]) throws -> (Int32, String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = argv
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    p.standardError = pipe
+    try p.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+let pluginFiles = 100
+let neededPlugin = 42
+
+func runPluginCase(n: Int, runs: Int, seed: UInt64, workDir: URL) -> PluginResult {
+    let neededClass = String(format: "BenchPlugin%03d", neededPlugin)
+    var result = PluginResult(n: n, pluginFiles: pluginFiles, neededClass: neededClass, withPlugins: Stats(ms: []),
+                              withoutPlugins: Stats(ms: []), overheadMs: .nan, pluginsLoaded: 0, pluginsRejected: 0,
+                              compileSeconds: 0, problem: nil)
+    do {
+        let fm = FileManager.default
+        let src = workDir.appendingPathComponent("bench_plugin.c")
+        let built = workDir.appendingPathComponent("bench_plugin.so")
+        try pluginSource.write(to: src, atomically: true, encoding: .utf8)
+        let include = repositoryRoot().appendingPathComponent("Include")
+        guard fm.fileExists(atPath: include.appendingPathComponent("restoration_plugin.h").path) else {
+            throw BenchError("restoration_plugin.h not found under \(include.path)")
+        }
+        let t0 = Clock.now()
+        let (status, output) = try runCommand(["cc", "-shared", "-fPIC", "-O2", "-std=c11", "-Wall",
+                                               "-DBENCH_PLUGIN_MAGIC=\(pluginMagic)LL", "-I", include.path,
+                                               "-o", built.path, src.path, "-ldl"])
+        result.compileSeconds = Clock.now() - t0
+        guard status == 0 else { throw BenchError("cc failed (\(status)): \(output.prefix(2000))") }
+
+        let graph = Graph.tree(count: n, seed: seed)
+        let c = try EngineContestant(graph: graph, live: graph.liveNodes(), pluginClass: neededClass)
+        defer { c.close() }
+        try c.prepareSave()
+        _ = try c.save()
+
+        /// A fresh directory of 100 copies for every run: each dlopen is a first load.
+        func freshPluginDir(_ k: Int) throws -> String {
+            let dir = workDir.appendingPathComponent("plugins-\(k)")
+            try fm.createDirectory(at: dir, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            for i in 0..<pluginFiles {
+                let dst = dir.appendingPathComponent(String(format: "bench_plugin_%03d.so", i))
+                try fm.copyItem(at: built, to: dst)
+                try fm.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dst.path)
+            }
+            return dir.path
+        }
+
+        var with: [Double] = [], without: [Double] = []
+        for run in 0...runs {
+            // With the plugin directory.
+            c.pluginDir = try freshPluginDir(run)
+            try c.prepareRestore()
+            let tw = try Clock.time { try c.restore() }
+            if run == 0, let problem = c.verifyRestore() { throw BenchError("with plugins: \(problem)") }
+            if run == 0 {
+                result.pluginsLoaded = Int(c.lastReport.plugins_loaded)
+                result.pluginsRejected = Int(c.lastReport.plugins_rejected)
+            }
+            c.endRestore()
+            // Without: the same archive and set-up, no plugin_dir.
+            c.pluginDir = nil
+            try c.prepareRestore()
+            let to = try Clock.time { try c.restore() }
+            if run == 0, let problem = c.verifyRestore() { throw BenchError("without plugins: \(problem)") }
+            c.endRestore()
+            if run > 0 { with.append(tw * 1000); without.append(to * 1000) }
+        }
+        result.withPlugins = Stats(ms: with)
+        result.withoutPlugins = Stats(ms: without)
+        result.overheadMs = result.withPlugins.median - result.withoutPlugins.median
+        if result.pluginsRejected > 0 { result.problem = "\(result.pluginsRejected) plugin files were rejected" }
+    } catch {
+        result.problem = "plugin case failed: \(error)"
+    }
+    return result
+}
+
+// MARK: - Deep chain, wide fan-out, depth limit (run in a child process)
+
+/// Stack of the thread the deep cases run on: far below the 8 MiB main
+/// thread, so recursion over the tree depth would show up as a crash.
+let smallStackBytes = 512 * 1024
+
+private final class ThreadBody {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// Runs `body` on a new thread with a `stackBytes` stack and waits for it.
+func runOnThread(stackBytes: Int, _ body: @escaping () -> Void) -> Bool {
+    var attr = pthread_attr_t()
+    pthread_attr_init(&attr)
+    defer { pthread_attr_destroy(&attr) }
+    guard pthread_attr_setstacksize(&attr, stackBytes) == 0 else { return false }
+    let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, &attr, { arg in
+        Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue().body()
+        return nil
+    }, box)
+    guard rc == 0 else { Unmanaged<ThreadBody>.fromOpaque(box).release(); return false }
+    pthread_join(thread, nil)
+    return true
+}
+
+/// Saves and restores one graph (first run verified), `runs` timed runs.
+func runShape(name: String, graph: Graph, runs: Int) -> ShapeResult {
+    var r = ShapeResult(name: name, objects: graph.count, maxDepth: graph.maxDepth, save: nil, restore: nil,
+                        archiveBytes: 0, restored: 0, stackBytes: smallStackBytes, problem: nil)
+    do {
+        let c = try EngineContestant(graph: graph, live: graph.liveNodes())
+        defer { c.close() }
+        var saves: [Double] = [], restores: [Double] = []
+        for run in 0...runs {
+            try c.prepareSave()
+            var bytes = 0
+            let ts = try Clock.time { bytes = try c.save() }
+            try c.prepareRestore()
+            let tr = try Clock.time { try c.restore() }
+            if run == 0 {
+                if let problem = c.verifyRestore() { throw BenchError(problem) }
+                r.archiveBytes = bytes
+                r.restored = Int(c.lastReport.restored)
+            } else {
+                saves.append(ts * 1000)
+                restores.append(tr * 1000)
+            }
+            c.endRestore()
+        }
+        r.save = Stats(ms: saves)
+        r.restore = Stats(ms: restores)
+    } catch {
+        r.problem = "\(error)"
+    }
+    return r
+}
+
+/// Registers a chain to depth RST_MAX_TREE_DEPTH (must work) and one more
+/// level (must be RST_ERR_LIMIT).
+func runDepthLimit() -> DepthLimitResult {
+    let limit = Int(RST_MAX_TREE_DEPTH)
+    var r = DepthLimitResult(maxTreeDepth: limit, atLimit: "not reached", pastLimit: "not reached", problem: nil)
+    do {
+        let e = try makeEngine()
+        defer { rst_engine_destroy(e) }
+        var parent: OpaquePointer?
+        for depth in 0...limit {
+            var out: OpaquePointer?
+            let st = rst_register_object(e, depth == 0 ? "root" : "d", parent, nil, nil, nil, &out)
+            if depth == limit { r.atLimit = String(cString: rst_status_name(st)) }
+            guard st == RST_OK, let out else {
+                r.problem = "registering at depth \(depth) failed: \(statusText(st))"
+                return r
+            }
+            parent = out
+        }
+        var out: OpaquePointer?
+        let st = rst_register_object(e, "d", parent, nil, nil, nil, &out)
+        r.pastLimit = String(cString: rst_status_name(st))
+        if st != RST_ERR_LIMIT { r.problem = "depth \(limit + 1) gave \(r.pastLimit), expected RST_ERR_LIMIT" }
+    } catch {
+        r.problem = "\(error)"
+    }
+    return r
+}
+
+/// One line of the child's output.
+struct ChildLine: Codable {
+    var shape: ShapeResult?
+    var depthLimit: DepthLimitResult?
+    var log: [String]?
+}
+
+/// The cases of the child process, in order (for naming the one that crashed).
+let childCases = ["chain (10,000 deep)", "fan-out (100,000 wide)", "depth limit", "max-depth chain"]
+
+/// `restore-bench --child-shapes RUNS SEED`: runs the deep cases on a small
+/// stack, one JSON line per case on stdout. Returns the exit status.
+func childShapesMain(runs: Int, seed: UInt64) -> Int32 {
+    func emit(_ line: ChildLine) {
+        let data = try! JSONEncoder().encode(line)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+    let ok = runOnThread(stackBytes: smallStackBytes) {
+        Log.say("  chain: 10,000 deep")
+        emit(ChildLine(shape: runShape(name: childCases[0], graph: .chain(count: 10_000, seed: seed), runs: runs)))
+        Log.say("  fan-out: 100,000 wide")
+        emit(ChildLine(shape: runShape(name: childCases[1], graph: .fan(width: 100_000, seed: seed), runs: runs)))
+        Log.say("  depth limit: \(RST_MAX_TREE_DEPTH)")
+        emit(ChildLine(depthLimit: runDepthLimit()))
+        Log.say("  max-depth chain: \(Int(RST_MAX_TREE_DEPTH) + 1) objects")
+        emit(ChildLine(shape: runShape(name: childCases[3], graph: .chain(count: Int(RST_MAX_TREE_DEPTH) + 1, seed: seed),
+                                       runs: min(runs, 3))))
+        emit(ChildLine(log: Counters.log))
+    }
+    return ok ? 0 : 2
+}
+
+/// Runs the child and collects its lines; a crash names the case it hit.
+func runShapesInChild(runs: Int, seed: UInt64, into extras: inout EngineExtras) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    p.arguments = ["--child-shapes", String(runs), String(seed)]
+    var env = ProcessInfo.processInfo.environment
+    env["SWIFT_BACKTRACE"] = "enable=no"     // a crash must not leave a backtracer holding the pipe
+    p.environment = env
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    var lines: [ChildLine] = []
+    do {
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            if let l = try? JSONDecoder().decode(ChildLine.self, from: Data(line)) { lines.append(l) }
+        }
+    } catch {
+        extras.problems.append("could not start the child process for the deep cases: \(error)")
+        return
+    }
+    for l in lines {
+        if let s = l.shape { extras.shapes.append(s) }
+        if let d = l.depthLimit { extras.depthLimit = d }
+        if let log = l.log { extras.log.append(contentsOf: log) }
+    }
+    let reported = extras.shapes.count + (extras.depthLimit == nil ? 0 : 1)
+    if p.terminationReason == .uncaughtSignal || p.terminationStatus != 0 {
+        let how = p.terminationReason == .uncaughtSignal ? "signal \(p.terminationStatus)" : "status \(p.terminationStatus)"
+        for (k, name) in childCases.enumerated() where k >= reported {
+            let problem = k == reported ? "the process died (\(how)) in this case: a stack overflow on the \(smallStackBytes / 1024) KiB stack?"
+                                        : "not run: the process died in an earlier case"
+            if name == "depth limit" {
+                extras.depthLimit = DepthLimitResult(maxTreeDepth: Int(RST_MAX_TREE_DEPTH), atLimit: "–", pastLimit: "–", problem: problem)
+            } else {
+                extras.shapes.append(ShapeResult(name: name, objects: 0, maxDepth: 0, save: nil, restore: nil, archiveBytes: 0,
+                                                 restored: 0, stackBytes: smallStackBytes, problem: problem))
+            }
+        }
+    }
+}
+
+// MARK: - Entry points used by main.swift
+
+enum EngineBench {
+    static let included = true
+    static let note: String? = nil
+
+    static func contestant(graph: Graph, live: [Node], workDir: URL) throws -> Contestant {
+        let dir = workDir.appendingPathComponent("n\(graph.count)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try EngineContestant(graph: graph, live: live, archivePath: dir.appendingPathComponent("state.rst").path)
+    }
+
+    /// Per-N figures after the timed runs: ns per value and the file save.
+    static func sizeExtras(_ c: Contestant, result: FormatResult?, runs: Int) -> EngineSizeExtras {
+        let e = c as! EngineContestant
+        let n = e.graph.count
+        var x = EngineSizeExtras(n: n, preregistered: e.preregisterCount,
+                                 preregisteredFraction: Double(e.preregisterCount) / Double(n),
+                                 nsPerEncodedValue: nil, nsPerDecodedValue: nil, fileSave: nil, fileBytes: nil, problem: nil)
+        if let r = result, r.problem == nil {
+            if let s = r.save?.median { x.nsPerEncodedValue = s * 1e6 / Double(8 * n) }
+            if let d = r.restore?.median { x.nsPerDecodedValue = d * 1e6 / Double(8 * n) }
+        }
+        do {
+            let (stats, bytes) = try e.timeFileSave(runs: runs)
+            x.fileSave = stats
+            x.fileBytes = bytes
+        } catch {
+            x.problem = "file save: \(error)"
+        }
+        e.close()
+        return x
+    }
+
+    /// The cases beyond the per-N table.
+    static func extras(options: Options, workDir: URL) -> EngineExtras {
+        var x = EngineExtras()
+        Log.say("engine: micro loop")
+        x.micro = runMicro(runs: options.runs)
+        Log.say("engine: plugin case")
+        x.plugin = runPluginCase(n: 10_000, runs: options.runs, seed: options.seed, workDir: workDir)
+        Log.say("engine: deep chain, fan-out and depth limit (child process, \(smallStackBytes / 1024) KiB stack)")
+        runShapesInChild(runs: options.runs, seed: options.seed, into: &x)
+        x.log = Array((Counters.log + x.log).prefix(20))
+        return x
+    }
+}
+
+#else
+
+// A scratch build with -D BASELINES_ONLY (the engine's core was not there to
+// link): the baselines run, the engine's rows and checks say so.
+import Foundation
+
+enum EngineBench {
+    static let included = false
+    static let note: String? = "not included: this build was compiled with -D BASELINES_ONLY"
+
+    static func contestant(graph: Graph, live: [Node], workDir: URL) throws -> Contestant {
+        throw BenchError("engine not included in this build")
+    }
+
+    static func sizeExtras(_ c: Contestant, result: FormatResult?, runs: Int) -> EngineSizeExtras {
+        EngineSizeExtras(n: 0, preregistered: 0, preregisteredFraction: 0, nsPerEncodedValue: nil, nsPerDecodedValue: nil,
+                         fileSave: nil, fileBytes: nil, problem: "engine not included")
+    }
+
+    static func extras(options: Options, workDir: URL) -> EngineExtras { EngineExtras() }
+}
+
+func childShapesMain(runs: Int, seed: UInt64) -> Int32 {
+    Log.say("--child-shapes needs the engine; this build has -D BASELINES_ONLY")
+    return 2
+}
+#endif

@@ -1,0 +1,179 @@
+// restore-bench: the Restoration engine against what a user would otherwise
+// pick (NSKeyedArchiver, binary PropertyListEncoder, JSONEncoder), on the
+// same object graph, in one run on the same machine.
+//
+//   swift run -c release restore-bench [--quick] [--json] [--sizes 1000,10000]
+//
+// Files: Graph.swift (the generated graph and the host's objects),
+// Baselines.swift (the Foundation formats), EngineBench.swift (the engine
+// through its C ABI, and the extra cases), Harness.swift (timing, memory,
+// schedule, options), Report.swift (tables, JSON, target checks).
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+setvbuf(stdout, nil, _IOFBF, 1 << 16)
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+// The deep cases run in a child process (EngineBench.swift), so that a stack
+// overflow there is reported instead of ending the whole benchmark.
+if arguments.first == "--child-shapes" {
+    let runs = arguments.count > 1 ? Int(arguments[1]) ?? 3 : 3
+    let seed = arguments.count > 2 ? UInt64(arguments[2]) ?? 0 : 0
+    let status = childShapesMain(runs: runs, seed: seed)
+    fflush(stdout)
+    exit(status)
+}
+
+if arguments.contains("-h") || arguments.contains("--help") {
+    print(Options.usage)
+    exit(0)
+}
+
+let options: Options
+do {
+    options = try Options.parse(arguments)
+} catch {
+    Log.say("restore-bench: \(error)")
+    exit(64)
+}
+
+let started = Clock.now()
+#if DEBUG
+let buildKind = "debug"
+Log.say("restore-bench: this is a DEBUG build; numbers are meaningless. Use: swift run -c release restore-bench")
+#else
+let buildKind = "release"
+#endif
+
+if ProcessInfo.processInfo.environment["RESTORE_BENCH_MEMORY"] == "sampled" {
+    Memory.mode = .sampled      // forces the fallback (to test it)
+} else {
+    Memory.mode = Memory.probe()
+}
+Log.say("restore-bench: memory is measured by \(Memory.mode.rawValue)")
+
+// A private temporary directory for archives and plugins, removed at the end.
+var template = Array((NSTemporaryDirectory() + "/restore-bench.XXXXXX").utf8CString)
+guard let madeDir = mkdtemp(&template) else {
+    Log.say("restore-bench: mkdtemp failed: \(String(cString: strerror(errno)))")
+    exit(1)
+}
+let workDir = URL(fileURLWithPath: String(cString: madeDir), isDirectory: true)
+
+var notes: [String] = [
+    "Graph: N objects in a 6-level tree (depth 0–5; fan-out the smallest f with 1+f+…+f⁵ ≥ N, levels filled breadth-first), "
+        + "stored in depth-first pre-order; identifiers are short and scoped by the parent (\"row12\" occurs under many parents, "
+        + "unique among siblings); one of \(Graph.classNames.count) class names; 8 keyed values: Bool, Int64 (0..<2³²), Double "
+        + "(53 random mantissa bits), a 16-character ASCII String, 32 random bytes, a reference to another object, a record "
+        + "{text: 12 characters, count: 0..<1000} and 4 Int64 (0..<10,000). Seed \(options.seed), identical for every format.",
+    "The graph is acyclic for every format: each reference and each parent points to an EARLIER object in pre-order "
+        + "(the root has no reference). corelibs NSKeyedUnarchiver recurses until the stack overflows on a cycle "
+        + "(BASELINES.md point 4), so the shared graph cannot have one. The engine's cycle handling is not exercised here.",
+    "NSKeyedArchiver: one NSSecureCoding subclass per class name, parent and reference as object references "
+        + "(encode(_:forKey:) / decodeObject(of:forKey:)), the record as an NSSecureCoding object, requiresSecureCoding on both "
+        + "sides, decoding with NSKeyedUnarchiver.unarchivedObject(ofClasses:from:); root object: an NSArray of all objects. "
+        + "Linux workarounds a careful user would apply: the 4 Int64 as keyed Int64s \"rows.count\", \"rows.0\"…\"rows.3\" "
+        + "(an NSArray per object makes the archiver O(N²): corelibs NSArray.hash is its count, BASELINES.md point 1); the "
+        + "32 bytes with encodeBytes/withDecodedUnsafeBytes, and the archive written into an NSMutableData whose bytes are memcpy'd "
+        + "(the NSData→Data bridge copies byte by byte, point 2)."
+        + (options.naturalKeyed ? " --natural-nskeyed adds the unworked code ([Int64] as NSArray, Data as an NSData object, "
+            + "archivedData(withRootObject:requiringSecureCoding:)) at N ≤ 1,000 only." : ""),
+    "PropertyListEncoder (.binary) and JSONEncoder encode Codable structs converted from the host's objects (parent and "
+        + "reference as pre-order indexes); their restore decodes and rebuilds the objects with parent and reference linked. "
+        + "Encoders and decoders are created per call, with default options (JSON: Data as Base64).",
+    "Every restore is checked once (first run) against the generated graph: every object, value, class, parent and "
+        + "reference. A format that fails is reported FAILED and not timed.",
+    "Schedule per N: warm-up + check, one untimed memory run, then the timed runs round-robin over the formats, so the "
+        + "drift of a shared machine hits every format alike. Absolute times on these shared 2-core machines drift by up to "
+        + "1.7× between runs (BASELINES.md); compare within one run.",
+]
+if EngineBench.included {
+    notes.append("Engine save: all N objects registered beforehand (untimed); timed: rst_save_to_buffer, which calls every "
+        + "encode callback through the C ABI and writes the archive to memory. Engine restore: a new engine per run with one "
+        + "host class per class name (its factory allocates the host object and registers it) and the first ⌈N/2⌉ objects "
+        + "in pre-order pre-registered (a pre-order prefix contains every member's parent), all untimed; timed: "
+        + "rst_restore_from_buffer (validation, materialize, dependency-ordered decode, finished).")
+    notes.append("The deep chain, the fan-out, the depth limit and the max-depth chain run in a child process on a "
+        + "512 KiB thread stack, so recursion over the tree depth would crash there (and be reported) "
+        + "instead of passing on the 8 MiB main stack.")
+}
+if options.naturalKeyed && options.sizes.contains(where: { $0 > 1_000 }) {
+    notes.append("--natural-nskeyed ran only at N ≤ 1,000: its encoder is O(N²) on Linux (6 s at 1k, > 60 s at 10k in BASELINES.md).")
+}
+
+var sizeResults: [SizeResult] = []
+for n in options.sizes {
+    Log.say("N = \(fmtInt(n)): generating the graph")
+    let graph = Graph.tree(count: n, seed: options.seed)
+    if let problem = graph.validate() {
+        Log.say("restore-bench: generated graph is invalid: \(problem)")
+        exit(1)
+    }
+    let live = graph.liveNodes()
+    var contestants: [Contestant] = []
+    var engineFailure: FormatResult?
+    if EngineBench.included {
+        do {
+            contestants.append(try EngineBench.contestant(graph: graph, live: live, workDir: workDir))
+        } catch {
+            engineFailure = FormatResult(key: "engine", name: "Restoration engine (C ABI)", n: n, runs: 0, runsNote: nil,
+                                         save: nil, restore: nil, archiveBytes: 0, bytesPerObject: 0,
+                                         saveMemoryDeltaBytes: 0, restoreMemoryDeltaBytes: 0, peakRSSBytes: 0,
+                                         verified: false, problem: "set-up failed: \(error)", saveRatio: nil, restoreRatio: nil)
+        }
+    }
+    contestants.append(KeyedArchiverContestant(graph: graph, natural: false))
+    if options.naturalKeyed && n <= 1_000 {
+        contestants.append(KeyedArchiverContestant(graph: graph, natural: true))
+    }
+    contestants.append(CodableContestant(graph: graph, live: live, kind: .binaryPlist))
+    contestants.append(CodableContestant(graph: graph, live: live, kind: .json))
+
+    var formats = runContestants(contestants, n: n, options: options)
+    if let f = engineFailure { formats.insert(f, at: 0) }
+    var engineExtras: EngineSizeExtras?
+    if let engine = contestants.first(where: { $0.key == "engine" }) {
+        Log.say("  engine @ \(n): rst_save to a file")
+        engineExtras = EngineBench.sizeExtras(engine, result: formats.first { $0.key == "engine" }, runs: options.runs)
+    }
+    sizeResults.append(SizeResult(n: n, graph: graph.summary, formats: formats, engine: engineExtras))
+    contestants.removeAll()
+}
+
+var extras: EngineExtras?
+if EngineBench.included && options.extras {
+    extras = EngineBench.extras(options: options, workDir: workDir)
+}
+
+let checks = evaluateChecks(sizes: sizeResults, extras: extras, engineIncluded: EngineBench.included)
+let report = Report(
+    date: ISO8601DateFormatter().string(from: Date()),
+    machine: machineDescription(),
+    swift: swiftVersionText,
+    build: buildKind,
+    options: ["sizes": options.sizes.map(String.init).joined(separator: ","), "runs": String(options.runs),
+              "quick": String(options.quick), "natural-nskeyed": String(options.naturalKeyed),
+              "extras": String(options.extras), "seed": String(options.seed)],
+    memoryMethod: Memory.mode.rawValue,
+    engineIncluded: EngineBench.included,
+    engineNote: EngineBench.note,
+    notes: notes,
+    sizes: sizeResults,
+    extras: extras,
+    checks: checks,
+    totalSeconds: Clock.now() - started)
+
+if options.json {
+    do { print(try renderJSON(report)) } catch {
+        Log.say("restore-bench: JSON encoding failed: \(error)")
+        exit(1)
+    }
+} else {
+    print(renderMarkdown(report))
+}
+fflush(stdout)
+try? FileManager.default.removeItem(at: workDir)
+Log.say("restore-bench: done in \(String(format: "%.0f", Clock.now() - started)) s")

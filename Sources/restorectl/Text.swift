@@ -1,0 +1,168 @@
+// Rendering text taken from archives (and file names) for a terminal:
+// nothing from an archive reaches the terminal unescaped (B7.4).
+
+enum Text {
+    /// True for scalars that must not reach a terminal as they are: control
+    /// characters (ESC, BEL, CR, ...), format characters (bidi overrides,
+    /// zero-width joiners), line and paragraph separators, private use,
+    /// surrogates and unassigned code points.
+    static func isUnsafe(_ u: Unicode.Scalar) -> Bool {
+        if u.value < 0x20 || u.value == 0x7F { return true }
+        if u.value < 0x7F { return false }
+        switch u.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `s` with every unsafe scalar written as a Swift escape (`\n`, `\t`,
+    /// `\r`, `\u{1B}`) and backslashes doubled, so the output is unambiguous.
+    /// With `quote`, also escapes `"` and wraps the result in quotes.
+    static func escaped(_ s: String, quote: Bool = false) -> String {
+        var needs = quote
+        if !needs {
+            for u in s.unicodeScalars where u == "\\" || isUnsafe(u) { needs = true; break }
+        }
+        if !needs { return s }
+        var out = quote ? "\"" : ""
+        out.reserveCapacity(s.utf8.count + 8)
+        for u in s.unicodeScalars {
+            switch u {
+            case "\\": out += "\\\\"
+            case "\"" where quote: out += "\\\""
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case "\0": out += "\\0"
+            default:
+                if isUnsafe(u) {
+                    out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        if quote { out += "\"" }
+        return out
+    }
+
+    /// A string value, quoted and escaped: `"a\u{1B}b"`.
+    static func quoted(_ s: String) -> String { escaped(s, quote: true) }
+
+    /// A file name for messages: `'dir/x.rst'`, escaped.
+    static func quotedPath(_ p: String) -> String { "'" + escaped(p) + "'" }
+
+    /// A one-line message: any line break or control character is escaped.
+    static func oneLine(_ s: String) -> String {
+        var out = ""
+        for u in s.unicodeScalars {
+            if isUnsafe(u) {
+                switch u {
+                case "\n": out += "\\n"
+                case "\t": out += "\\t"
+                case "\r": out += "\\r"
+                default: out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
+                }
+            } else {
+                out.unicodeScalars.append(u)
+            }
+        }
+        return out
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex, two digits per byte.
+    static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(hexDigits[Int(b >> 4)])
+            out.append(hexDigits[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Parses hex (either case, even length); nil if malformed.
+    static func unhex(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x61 + 10
+            case 0x41...0x46: return c - 0x41 + 10
+            default: return nil
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    /// UTC milliseconds as ISO 8601, "2024-11-22T05:59:00.123Z".
+    static func iso8601(ms: Int64) -> String {
+        let (secsQ, msR) = ms.quotientAndRemainder(dividingBy: 1000)
+        var secs = secsQ
+        var milli = msR
+        if milli < 0 { milli += 1000; secs -= 1 }
+        var days = secs / 86400
+        var rem = secs % 86400
+        if rem < 0 { rem += 86400; days -= 1 }
+        // Civil from days (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        var y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        if m <= 2 { y += 1 }
+        func pad(_ v: Int64, _ n: Int) -> String {
+            let s = String(v)
+            return s.count >= n ? s : String(repeating: "0", count: n - s.count) + s
+        }
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(rem / 3600, 2)):\(pad(rem / 60 % 60, 2)):\(pad(rem % 60, 2)).\(pad(milli, 3))Z"
+    }
+
+    /// The shortest text that reads back as exactly `d` (and "nan", "inf",
+    /// "-inf"; a NaN other than the default one as "nan:0x<bits>").
+    static func double(_ d: Double) -> String {
+        if d.isNaN {
+            return d.bitPattern == Double.nan.bitPattern ? "nan" : "nan:0x" + String(d.bitPattern, radix: 16)
+        }
+        if d.isInfinite { return d < 0 ? "-inf" : "inf" }
+        return "\(d)"
+    }
+
+    /// Reads what `double(_:)` writes (and any JSON number); nil if malformed.
+    static func parseDouble(_ s: String) -> Double? {
+        switch s {
+        case "nan": return Double.nan
+        case "inf", "+inf", "infinity": return Double.infinity
+        case "-inf", "-infinity": return -Double.infinity
+        default: break
+        }
+        if s.hasPrefix("nan:0x"), let bits = UInt64(s.dropFirst(6), radix: 16) {
+            let d = Double(bitPattern: bits)
+            return d.isNaN ? d : nil
+        }
+        guard let first = s.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39) else { return nil }
+        // Double(String) also accepts "nan" and hex floats; only decimal
+        // number text gets here (checked above and by the caller's grammar).
+        for c in s.utf8 where !(c >= 0x30 && c <= 0x39) && c != 0x2D && c != 0x2B && c != 0x2E && c != 0x65 && c != 0x45 {
+            return nil
+        }
+        return Double(s)
+    }
+}

@@ -1,0 +1,166 @@
+/* crashloop.c: the crash-loop guard, across processes.
+ *
+ *   crashloop save DIR         saves DIR/state.rst and copies its bytes to DIR/original.bin
+ *   crashloop crash DIR MODE   restores; the second object's decode dies (MODE abort: abort(),
+ *                              kill: raise(SIGKILL)); never returns
+ *   crashloop check DIR        the next run: a restore without the guard still works and
+ *                              leaves everything in place; a guarded restore returns
+ *                              RST_ERR_REJECTED, names DIR/state.rst.crashed-<ms>, which
+ *                              holds the original bytes, and runs no callback; the
+ *                              archive is gone; a save makes restore work again
+ */
+#include "check.h"
+#include <signal.h>
+
+static int callbacks;
+static const char *crash_mode;
+static int decodes;
+
+static void enc(void *inst, rst_coder *c) { CHECK_OK(rst_encode_string(c, "name", (const char *)inst)); }
+static void dec(void *inst, rst_coder *c) {
+    (void)inst; (void)c;
+    callbacks++;
+    decodes++;
+    if (crash_mode && decodes == 2) {
+        fflush(stdout); fflush(stderr);
+        if (strcmp(crash_mode, "kill") == 0) raise(SIGKILL);
+        abort();
+    }
+}
+static void fin(void *inst) { (void)inst; callbacks++; }
+static const rst_object_callbacks cbs = { enc, dec, fin, NULL };
+static bool should_restore(rst_engine *e, const rst_archive_info *i, void *ctx) { (void)e; (void)i; (void)ctx; callbacks++; return true; }
+
+static rst_engine *engine(const char *archive, uint32_t flags) {
+    rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+    o.archive_path = archive;
+    o.should_restore = should_restore;
+    o.flags = flags;
+    o.log = collect_log;
+    rst_engine *e = NULL;
+    CHECK_OK(rst_engine_create(&o, &e));
+    rst_object *root = NULL;
+    CHECK_OK(rst_register_object(e, "Root", NULL, NULL, &cbs, "root", &root));
+    CHECK_OK(rst_register_object(e, "A", root, NULL, &cbs, "a", NULL));
+    CHECK_OK(rst_register_object(e, "B", root, NULL, &cbs, "b", NULL));
+    return e;
+}
+
+int main(int argc, char **argv) {
+    check_prog = "crashloop";
+    if (argc < 3) { fprintf(stderr, "usage: crashloop save|crash|check DIR [MODE]\n"); return 2; }
+    const char *dir = argv[2];
+    char *archive = xasprintf("%s/state.rst", dir);
+    char *original = xasprintf("%s/original.bin", dir);
+    char *marker = xasprintf("%s.restoring", archive);
+
+    if (strcmp(argv[1], "save") == 0) {
+        rst_engine *e = engine(archive, 0);
+        CHECK_OK(rst_save(e));
+        size_t n = 0;
+        unsigned char *b = read_file(archive, &n);
+        CHECK(b != NULL);
+        write_file(original, b, n);
+        rst_engine_destroy(e);
+        free(b);
+        DONE();
+    }
+
+    if (strcmp(argv[1], "crash") == 0) {
+        crash_mode = argc > 3 ? argv[3] : "abort";
+        rst_engine *e = engine(archive, 0);
+        rst_status s = rst_restore(e);
+        fprintf(stderr, "crashloop: the restore returned %s instead of dying (%d decodes)\n", rst_status_name(s), decodes);
+        return 1;
+    }
+
+    if (strcmp(argv[1], "check") == 0) {
+        size_t n0 = 0;
+        unsigned char *orig = read_file(original, &n0);
+        CHECK(orig != NULL);
+        CHECK_MSG(file_exists(marker), "no crash-loop marker %s after the crash", marker);
+
+        /* buffers have no guard */
+        {
+            rst_engine *e = engine(NULL, 0);
+            callbacks = 0;
+            CHECK_OK(rst_restore_from_buffer(e, orig, n0));
+            CHECK(callbacks > 0);
+            rst_engine_destroy(e);
+            CHECK(file_exists(marker));
+        }
+        /* RST_ENGINE_NO_CRASH_GUARD neither checks nor touches the marker */
+        {
+            rst_engine *e = engine(archive, RST_ENGINE_NO_CRASH_GUARD);
+            callbacks = 0;
+            CHECK_OK(rst_restore(e));
+            CHECK(callbacks > 0);
+            CHECK(file_exists(archive));
+            CHECK(file_exists(marker));
+            rst_engine_destroy(e);
+        }
+        /* the guarded restore: refused, set aside, nothing runs */
+        rst_engine *e = engine(archive, 0);
+        callbacks = 0;
+        log_text[0] = '\0';
+        int64_t t0 = now_ms();
+        CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, archive, ".crashed-");
+        int64_t t1 = now_ms();
+        CHECK_EQ(callbacks, 0);
+        CHECK(!file_exists(archive));
+        CHECK(!file_exists(marker));
+        char *aside = find_entry(dir, "state.rst.crashed-");
+        CHECK(aside != NULL);
+        CHECK_LAST_ERROR(aside);
+        CHECK_MSG(strstr(log_text, aside) != NULL, "the log does not name %s: %s", aside, log_text);
+        long long ms = atoll(aside + strlen(archive) + strlen(".crashed-"));
+        CHECK_MSG(ms >= t0 - 1000 && ms <= t1 + 1000, "set-aside name %s is not <archive>.crashed-<UTC ms now>", aside);
+        size_t n1 = 0;
+        unsigned char *kept = read_file(aside, &n1);
+        CHECK(kept != NULL);
+        CHECK_EQ(n1, n0);
+        CHECK(memcmp(kept, orig, n0) == 0);
+        /* the set-aside archive is still a valid archive, for restorectl */
+        rst_archive_info *info = NULL;
+        CHECK_OK(rst_read_archive_info(aside, &info));
+        CHECK_EQ(info->object_count, 3);
+        rst_free(info);
+
+        /* again: there is no archive now */
+        CHECK_ERR(rst_restore(e), RST_ERR_NOT_FOUND, archive);
+        CHECK_EQ(callbacks, 0);
+
+        /* a save clears the guard; restore works again; the set-aside copy stays */
+        CHECK_OK(rst_save(e));
+        callbacks = 0;
+        CHECK_OK(rst_restore(e));
+        CHECK(callbacks > 0);
+        CHECK(!file_exists(marker));
+        CHECK(file_exists(aside));
+        CHECK_OK(rst_restore(e)); /* and again */
+
+        /* a stale marker of this very pid but another start time is a dead process */
+        char *fake = xasprintf("pid=%d\nstart=1\nboot=not-this-boot\n", (int)getpid());
+        write_file(marker, fake, strlen(fake));
+        CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
+        CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 2);
+        /* a marker that cannot be parsed still means a restore never ended */
+        CHECK_OK(rst_save(e));
+        CHECK(!file_exists(marker));
+        write_file(marker, "\x01garbage", 8);
+        CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
+        CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 3);
+
+        /* rst_discard removes the set-aside copies and markers */
+        CHECK_OK(rst_save(e));
+        write_file(marker, fake, strlen(fake));
+        CHECK_OK(rst_discard(e));
+        CHECK_EQ(count_entries(dir, "state.rst"), 0);
+        rst_engine_destroy(e);
+        free(fake); free(aside); free(kept); free(orig);
+        free(archive); free(original); free(marker);
+        DONE();
+    }
+    fprintf(stderr, "unknown command %s\n", argv[1]);
+    return 2;
+}
