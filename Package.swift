@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
         .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"], swiftSettings: hotPath),
-        .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins"]),
+        .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).
         .target(name: "RestorationPluginKit", dependencies: ["CRestoration"]),
 

@@ -146,16 +146,15 @@ final class ArrayBuilder {
 }
 
 /// Values that have a native archive form of their own, whatever Codable
-/// would make of them.
+/// would make of them. Decided by the static type (an empty `[Point]`
+/// would pass a dynamic `as? [Int]` cast).
 @inline(__always)
 func nativeValue<T>(_ value: T) -> ArchivedValue? {
-    switch value {
-    case let v as Data: return .bytes(v)
-    case let v as [Int]: return .intArray(v.map { Int64($0) })
-    case let v as [Int64]: return .intArray(v)
-    case let v as [String]: return .stringArray(v)
-    default: return nil
-    }
+    if T.self == Data.self { return .bytes(value as! Data) }
+    if T.self == [Int].self { return .intArray((value as! [Int]).map { Int64($0) }) }
+    if T.self == [Int64].self { return .intArray(value as! [Int64]) }
+    if T.self == [String].self { return .stringArray(value as! [String]) }
+    return nil
 }
 
 final class ArchiveTreeEncoder: Encoder {

@@ -363,10 +363,11 @@ public final class RestorationEngine: @unchecked Sendable {
     /// does. When it deallocates, it leaves the engine (with its registered
     /// descendants, as ``unregister(_:)`` does) at the start of the engine's
     /// next operation: ``register(_:)`` (of any object at the same path,
-    /// and periodically of any object), ``unregister(_:)``, ``save()``,
+    /// and periodically of any object), ``save()``,
     /// ``saveToData()``, ``restore()``, ``restore(from:)``,
-    /// ``registeredObjects``, ``object(atPath:)`` or
-    /// ``removeDeallocatedObjects()``. A save therefore never writes a
+    /// ``registeredObjects`` or ``removeDeallocatedObjects()``; lookups by
+    /// path (``object(atPath:)``, ``registeredObject(atPath:)``) already
+    /// ignore it. A save therefore never writes a
     /// deallocated object; one that deallocates *during* a save (on another
     /// thread) is written as an empty record. Objects created by restoration
     /// classes are the exception: the engine owns them (see
@@ -395,10 +396,7 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C function is `rst_unregister_object`.
     public func unregister(_ object: StateRestoring) throws(RestorationError) {
-        try registry.locked { () throws(RestorationError) in
-            registry.sweep()
-            try registry.unregister(object)
-        }
+        try registry.unregister(object)
     }
 
     /// Whether `object` is registered with this engine.
@@ -419,10 +417,7 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C functions are `rst_find_object` and `rst_object_instance`.
     public func object(atPath path: String) -> StateRestoring? {
-        registry.locked {
-            registry.sweep()
-            return core.find(path: path).flatMap(registry.object(of:))
-        }
+        registry.locked { core.find(path: path).flatMap(registry.object(of:)) }
     }
 
     /// Whatever is registered at `path`, Swift or not, or nil.
@@ -430,8 +425,9 @@ public final class RestorationEngine: @unchecked Sendable {
     /// The corresponding C function is `rst_find_object`.
     public func registeredObject(atPath path: String) -> RegisteredObject? {
         registry.locked {
-            registry.sweep()
-            return core.find(path: path).map(describe)
+            guard let n = core.find(path: path) else { return nil }
+            if let box = n.behavior as? ObjectBox, box.isDead { return nil }   // leaving at the next operation
+            return describe(n)
         }
     }
 

@@ -39,6 +39,7 @@ final class ReaderStorage {
     var nameFlags: UnsafeMutablePointer<UInt8>?
     var pathSlots: UnsafeMutablePointer<UInt64>?
     var keyStack: UnsafeMutablePointer<UInt32>?
+    var frames: UnsafeMutablePointer<Frame>?
 
     init() {}
 
@@ -46,6 +47,7 @@ final class ReaderStorage {
         nameFlags?.deallocate(); nameFlags = nil
         pathSlots?.deallocate(); pathSlots = nil
         keyStack?.deallocate(); keyStack = nil
+        frames?.deallocate(); frames = nil
     }
 
     deinit {
@@ -105,10 +107,7 @@ struct Validator {
     var keyStack: UnsafeMutablePointer<UInt32>
     var keyTop = 0
     var keyCap = 0
-    var frameEnd = [Int](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
-    var frameKeyStart = [Int](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
-    var frameBig = [Bool](repeating: false, count: ArchiveLimits.maxRecordDepth + 1)
-    var frameKey = [UInt32](repeating: 0, count: ArchiveLimits.maxRecordDepth + 1)
+    let frames: UnsafeMutablePointer<Frame>
     var bigSets = [Set<UInt32>](repeating: [], count: ArchiveLimits.maxRecordDepth + 1)
 
     init(bytes: UnsafeRawPointer, count: Int, storage: ReaderStorage) {
@@ -130,6 +129,8 @@ struct Validator {
         refCap = 1
         keyCap = 64
         keyStack = UnsafeMutablePointer<UInt32>.allocate(capacity: keyCap); st.keyStack = keyStack
+        frames = UnsafeMutablePointer<Frame>.allocate(capacity: ArchiveLimits.maxRecordDepth + 1)
+        st.frames = frames
     }
 
     // MARK: - Entry point
@@ -199,7 +200,7 @@ struct Validator {
         if pathKnown { s += " (\(recordPath(record)))" }
         if let k = curKey {
             var parts: [String] = []
-            if depth >= 1 { for d in 1...depth { parts.append(string(keys[Int(frameKey[d])])) } }
+            if depth >= 1 { for d in 0..<depth { parts.append(string(keys[Int(frames[d].key)])) } }
             parts.append(string(keys[Int(k)]))
             s += ", key '\(parts.joined(separator: "."))'"
         }
@@ -580,40 +581,53 @@ struct Validator {
     }
 
     @inline(never)
-    mutating func makeBig(_ d: Int) {
-        frameBig[d] = true
+    mutating func makeBig(_ d: Int, _ keyStart: Int) {
         var set = bigSets[d]
         bigSets[d] = []
         set.removeAll(keepingCapacity: true)
-        for j in frameKeyStart[d]..<keyTop { set.insert(keyStack[j]) }
+        for j in keyStart..<keyTop { set.insert(keyStack[j]) }
         bigSets[d] = set
     }
 
+    @inline(never)
+    mutating func insertBig(_ d: Int, _ k: UInt32) -> Bool {
+        bigSets[d].insert(k).inserted
+    }
+
+    @inline(never)
+    mutating func clearBig(_ d: Int) {
+        bigSets[d].removeAll(keepingCapacity: true)
+    }
+
     /// Parses the fields of record `r`, which run from `pos` to `fieldsEnd`,
-    /// nested records included.
+    /// nested records included. The current frame lives in locals; the
+    /// frames around it are saved in `frames` (at most maxRecordDepth).
     mutating func parseFields(_ fieldsEnd: Int, record r: Int) throws(ArchiveFailure) {
-        var d = 0
-        var fe = fieldsEnd
-        frameEnd[0] = fieldsEnd
-        frameKeyStart[0] = 0
-        frameBig[0] = false
+        var d = 0                 // nesting depth of the current frame
+        var fe = fieldsEnd        // where the current frame ends
+        var fks = 0               // the current frame's first key in keyStack
+        var big = false           // the current frame's keys are in bigSets[d]
         keyTop = 0
         let kc = UInt64(keyCount)
+        let frames = self.frames
         while true {
             if pos >= fe {
                 if d == 0 { break }
-                if frameBig[d] { bigSets[d].removeAll(keepingCapacity: true) }
-                keyTop = frameKeyStart[d]
-                d -= 1
+                if big { clearBig(d) }
+                keyTop = fks
+                d &-= 1
                 depth = d
-                fe = frameEnd[d]
+                let f = frames[d]
+                fe = f.end
+                fks = f.keyStart
+                big = f.big
                 continue
             }
             let fieldAt = pos
             let h = u8(pos)
             pos &+= 1
             curKey = nil
-            var key = UInt64(h >> 4)
+            var key = UInt64(h &>> 4)
             let tag = h & 0x0F
             if key == 15 {
                 let ext = try varint(fe, "key index")
@@ -628,12 +642,12 @@ struct Validator {
             curKey = k
 
             // One value per key in a record.
-            let fks = frameKeyStart[d]
-            if keyTop &- fks >= ArchiveLimits.maxValuesPerRecord {
+            let count = keyTop &- fks
+            if count >= ArchiveLimits.maxValuesPerRecord {
                 throw limit("the record has more than \(ArchiveLimits.maxValuesPerRecord) values", at: fieldAt)
             }
-            if frameBig[d] {
-                if !bigSets[d].insert(k).inserted { throw duplicateKey(fieldAt) }
+            if big {
+                if !insertBig(d, k) { throw duplicateKey(fieldAt) }
             } else {
                 var j = fks
                 while j < keyTop {
@@ -644,7 +658,10 @@ struct Validator {
             if keyTop == keyCap { growKeyStack() }
             keyStack[keyTop] = k
             keyTop &+= 1
-            if !frameBig[d] && keyTop &- fks > 16 { makeBig(d) }
+            if !big && count >= 16 {
+                makeBig(d, fks)
+                big = true
+            }
 
             switch tag {
             case 0, 1:
@@ -711,13 +728,12 @@ struct Validator {
                 if d >= ArchiveLimits.maxRecordDepth {
                     throw limit("nested records are deeper than the limit of \(ArchiveLimits.maxRecordDepth)", at: at)
                 }
+                frames[d] = Frame(end: fe, keyStart: fks, big: big, key: k)
                 d &+= 1
                 depth = d
                 fe = pos &+ len
-                frameEnd[d] = fe
-                frameKeyStart[d] = keyTop
-                frameBig[d] = false
-                frameKey[d] = k
+                fks = keyTop
+                big = false
             default:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")
@@ -727,6 +743,15 @@ struct Validator {
         curKey = nil
         depth = 0
     }
+}
+
+/// A saved frame of parseFields: an enclosing record (object or nested).
+struct Frame {
+    var end: Int
+    var keyStart: Int
+    var big: Bool
+    /// The key of the nested record opened inside this frame (for messages).
+    var key: UInt32
 }
 
 func hex32(_ v: UInt32) -> String {

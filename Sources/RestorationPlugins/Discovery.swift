@@ -25,7 +25,8 @@ struct DiscoveredFile {
 /// in the directory (no recursion), examined with lstat (a symlink is never
 /// followed), sorted by name byte-wise so the result does not depend on
 /// readdir order. A file or directory writable by group or others, or owned
-/// by someone other than this process's user or root, is marked unusable.
+/// by someone other than this process's user or root, is marked unusable;
+/// so is a second name (hard link) of a file already listed.
 enum Discovery {
     struct Result {
         /// The canonical absolute plugin_dir.
@@ -111,6 +112,18 @@ enum Discovery {
             files.append(DiscoveredFile(name: name, path: path, device: UInt64(fst.st_dev), inode: UInt64(fst.st_ino), problem: problem))
         }
         files.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        // One file under two names (hard links) loads once: the first name wins.
+        var seen: [String: String] = [:]
+        for (i, f) in files.enumerated() where f.problem == nil {
+            let key = "\(f.device):\(f.inode)"
+            if let first = seen[key] {
+                let problem = "'\(f.path)' is the same file as '\(first)' (a hard link); it is loaded once, under its first name"
+                trace("\(f.name): will be rejected: \(problem)")
+                files[i] = DiscoveredFile(name: f.name, path: f.path, device: f.device, inode: f.inode, problem: problem)
+            } else {
+                seen[key] = f.name
+            }
+        }
         trace("plugin_dir '\(directory)': \(files.count) plugin file(s)" + (files.isEmpty ? "" : ": " + files.map(\.name).joined(separator: ", ")))
         return Result(directory: directory, files: files)
     }

@@ -202,7 +202,7 @@ struct Graph {
     var summary: String {
         let d = maxDepth
         switch shape {
-        case .tree: return "tree of \(fmtInt(count)) objects, fan-out \(fanout), depth 0–\(d) (\(d + 1) levels), pre-order"
+        case .tree: return "tree of \(fmtInt(count)) objects, fan-out \(fanout), depth 0–\(d) (\(d + 1) level\(d == 0 ? "" : "s")), pre-order"
         case .chain: return "chain of \(fmtInt(count)) objects (depth 0–\(d))"
         case .fan: return "one root with \(fmtInt(count - 1)) children"
         }

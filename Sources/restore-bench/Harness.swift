@@ -229,8 +229,9 @@ struct Options {
       --runs K           timed runs per format and N (default 5; at least 1)
       --natural-nskeyed  also run NSKeyedArchiver with natural (unworked) code,
                          only at N <= 1,000 (it is O(N^2) on Linux)
-      --no-extras        skip the engine's extra cases (file save, plugins,
-                         deep chain, fan-out, micro loops)
+      --no-extras        skip the engine's extra cases (micro loop, plugins,
+                         deep chain, fan-out, depth limit); the per-N file
+                         save still runs
       --seed S           graph seed (default \(0x5EED_2026))
 
     Progress goes to stderr. Build with -c release. RESTORE_BENCH_MEMORY=sampled

@@ -6,8 +6,9 @@
 //
 // Files: Graph.swift (the generated graph and the host's objects),
 // Baselines.swift (the Foundation formats), EngineBench.swift (the engine
-// through its C ABI, and the extra cases), Harness.swift (timing, memory,
-// schedule, options), Report.swift (tables, JSON, target checks).
+// through its C ABI), EngineCases.swift (micro loop, plugins, deep chain,
+// fan-out, depth limit), Harness.swift (timing, memory, schedule, options),
+// Report.swift (tables, JSON, target checks).
 
 import Foundation
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ import Glibc
 setvbuf(stdout, nil, _IOFBF, 1 << 16)
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-// The deep cases run in a child process (EngineBench.swift), so that a stack
+// The deep cases run in a child process (EngineCases.swift), so that a stack
 // overflow there is reported instead of ending the whole benchmark.
 if arguments.first == "--child-shapes" {
     let runs = arguments.count > 1 ? Int(arguments[1]) ?? 3 : 3

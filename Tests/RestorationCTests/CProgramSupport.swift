@@ -31,13 +31,21 @@ enum CTestPaths {
     /// the programs must then be built with clang's ASan runtime, not gcc's.
     static let underASan: Bool = dlsym(nil, "__asan_init") != nil
 
+    /// The C compiler command (an absolute path first): cc, or clang with ASan.
     static let compiler: [String] = {
-        if underASan { return ["clang", "-fsanitize=address", "-fno-omit-frame-pointer"] }
-        for c in ["/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang"] where FileManager.default.isExecutableFile(atPath: c) {
-            return [c]
-        }
-        return ["cc"]
+        if underASan { return [which("clang") ?? "/usr/bin/clang", "-fsanitize=address", "-fno-omit-frame-pointer"] }
+        return [which("cc") ?? which("gcc") ?? which("clang") ?? "/usr/bin/cc"]
     }()
+
+    /// `name` looked up in $PATH.
+    static func which(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") where !dir.isEmpty {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
 }
 
 /// A temporary directory, removed (permissions restored first) at deinit.

@@ -205,11 +205,15 @@ enum Fixtures {
     RST_PLUGIN_DEFINE_API;
 
     static int g_init_calls, g_fini_calls;
-    RST_PLUGIN_EXPORT int fixture_init_calls(void) { return g_init_calls; }
-    RST_PLUGIN_EXPORT int fixture_fini_calls(void) { return g_fini_calls; }
+    RST_PLUGIN_EXPORT int fixture_init_calls(void) { return __atomic_load_n(&g_init_calls, __ATOMIC_SEQ_CST); }
+    RST_PLUGIN_EXPORT int fixture_fini_calls(void) { return __atomic_load_n(&g_fini_calls, __ATOMIC_SEQ_CST); }
 
-    static int fx_init(rst_engine *e, void **ctx) { (void)e; (void)ctx; g_init_calls++; return INIT_RESULT; }
-    static void fx_fini(void *ctx) { (void)ctx; g_fini_calls++; }
+    static int fx_init(rst_engine *e, void **ctx) {
+        (void)e; (void)ctx;
+        __atomic_fetch_add(&g_init_calls, 1, __ATOMIC_SEQ_CST);
+        return INIT_RESULT;
+    }
+    static void fx_fini(void *ctx) { (void)ctx; __atomic_fetch_add(&g_fini_calls, 1, __ATOMIC_SEQ_CST); }
 
     static void desc_release(void *inst) { free(inst); }
     static const rst_object_callbacks desc_callbacks = { NULL, NULL, NULL, desc_release };

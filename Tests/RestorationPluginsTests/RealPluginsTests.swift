@@ -111,8 +111,12 @@ final class RealPluginsTests: XCTestCase {
         let src = tmp.path + "/host.c"
         try Fixtures.cHost.write(toFile: src, atomically: true, encoding: .utf8)
         let exe = tmp.path + "/host"
-        let r = try runProcess(Paths.compiler, ["-std=c11", "-Wall", "-Werror", "-I", Paths.include, src,
-                                         "-L", Paths.bin, "-lrestoration", "-Wl,-rpath," + Paths.bin, "-o", exe])
+        // Under `swift test --sanitize=address` librestoration.so needs clang's ASan runtime.
+        let asan = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+        let compiler = asan ? "/usr/bin/env" : Paths.compiler
+        let prefix = asan ? ["clang", "-fsanitize=address"] : []
+        let r = try runProcess(compiler, prefix + ["-std=c11", "-Wall", "-Werror", "-I", Paths.include, src,
+                                                   "-L", Paths.bin, "-lrestoration", "-Wl,-rpath," + Paths.bin, "-o", exe])
         XCTAssertEqual(r.status, 0, r.stderr)
         return exe
     }

@@ -66,6 +66,8 @@ final class RejectionTests: XCTestCase {
         // A symlink to a good plugin, and a directory named like a plugin.
         XCTAssertEqual(symlink(plugins + "/m-good.so", plugins + "/j-symlink.so"), 0)
         mkdir(plugins + "/k-directory.so", 0o755)
+        // A hard link: one file under two names loads once.
+        XCTAssertEqual(link(plugins + "/m-good.so", plugins + "/n-hard-link.so"), 0)
         // Ignored entirely: hidden files, other names, subdirectories.
         try compilePlugin(Fixtures.simple, to: plugins + "/.hidden.so", defines: ["TAG=\"hidden\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
         writeFile(plugins + "/README.txt", Data("x".utf8))
@@ -82,7 +84,7 @@ final class RejectionTests: XCTestCase {
         let byName = Dictionary(uniqueKeysWithValues: list.map { ($0.fileName, $0) })
         var expected = ["a-not-elf.so", "b-foreign-machine.so", "b-truncated.so", "c-no-manifest.so", "d-null-manifest.so", "e-abi2.so",
                         "f-init-fails.so", "g-group-writable.so", "h-world-writable.so", "j-symlink.so",
-                        "k-directory.so", "m-good.so"]
+                        "k-directory.so", "m-good.so", "n-hard-link.so"]
         if canChown { expected.append("i-other-owner.so") }
         XCTAssertEqual(list.map(\.fileName), expected.sorted(), "sorted, *.so only, no dot-files, no recursion")
 
@@ -105,6 +107,7 @@ final class RejectionTests: XCTestCase {
         if canChown { rejected("i-other-owner.so", "owned by uid 4242") }
         rejected("j-symlink.so", "symbolic link")
         rejected("k-directory.so", "not a regular file")
+        rejected("n-hard-link.so", "same file as 'm-good.so'")
         XCTAssertEqual(byName["m-good.so"]?.state, RST_PLUGIN_LOADED)
         XCTAssertEqual(byName["e-abi2.so"]?.name, "", "nothing of a rejected manifest is trusted")
         XCTAssertEqual(byName["f-init-fails.so"]?.name, "initfails", "the manifest was read before init failed")

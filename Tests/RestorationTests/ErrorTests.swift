@@ -177,7 +177,8 @@ final class ErrorTests: XCTestCase {
 
         // Without the guard, a restore neither checks nor writes the marker.
         let b = try RestorationEngine(options: .init(archivePath: url.path, crashGuard: false))
-        try b.register(Probe("P"))
+        let bp = Probe("P")
+        try b.register(bp)
         try b.restore()
         XCTAssertEqual(b.lastRestoreReport?.restored, 1)
 

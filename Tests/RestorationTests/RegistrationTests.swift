@@ -210,7 +210,7 @@ final class RegistrationTests: XCTestCase {
         XCTAssertEqual(report.skipped, 1, "Nav/Inner has a class nobody provides")
 
         // The engine owns what the factory made: nothing else holds it.
-        weak var restored = engine(b, object: "Nav/Detail") as? Detail
+        weak let restored = engine(b, object: "Nav/Detail") as? Detail
         XCTAssertNotNil(restored)
         XCTAssertEqual(restored?.country, "NO")
         XCTAssertEqual(b.registeredObject(atPath: "Nav/Detail")?.className, "DetailRestorer")
@@ -224,7 +224,8 @@ final class RegistrationTests: XCTestCase {
 
     func testFactoryObjectWithTheWrongIdentifierIsDeclined() throws {
         let a = try RestorationEngine()
-        try a.register(Probe("Root", className: "Thing"))
+        let root = Probe("Root", className: "Thing")
+        try a.register(root)
         let data = try a.saveToData()
 
         let b = try RestorationEngine()
@@ -249,5 +250,38 @@ final class RegistrationTests: XCTestCase {
         try c.restore(from: data)
         XCTAssertEqual(c.lastRestoreReport?.skipped, 1)
         XCTAssertNil(c.object(atPath: "Root"))
+    }
+}
+
+final class ThreadingTests: XCTestCase {
+    /// Registrations, saves and restores from several threads at once
+    /// neither deadlock nor lose objects.
+    func testConcurrentUse() throws {
+        let engine = try RestorationEngine()
+        let root = Probe("Root")
+        try engine.register(root)
+        let lock = NSLock()
+        var kept: [Probe] = []
+        var failures: [Error] = []
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            do {
+                for i in 0..<50 {
+                    let p = Probe("T\(t)-\(i)", parent: root)
+                    p.onEncode = { try $0.encode(i, forKey: "i") }
+                    try engine.register(p)
+                    if i % 2 == 0 { lock.lock(); kept.append(p); lock.unlock() }
+                    if i % 10 == 0 {
+                        let data = try engine.saveToData()
+                        try engine.restore(from: data)
+                    }
+                }
+            } catch {
+                lock.lock(); failures.append(error); lock.unlock()
+            }
+        }
+        XCTAssertTrue(failures.isEmpty, "\(failures)")
+        let data = try engine.saveToData()
+        XCTAssertEqual(try RestorationEngine.archiveInfo(from: data).objectCount, 1 + 8 * 25, "the odd ones deallocated")
+        XCTAssertEqual(kept.count, 200)
     }
 }

@@ -46,7 +46,7 @@ final class Probe: StateRestoring {
 final class LogBox: @unchecked Sendable {
     var lines: [(RestorationEngine.LogLevel, String)] = []
     func handler() -> (RestorationEngine.LogLevel, String) -> Void {
-        { [unowned self] level, message in self.lines.append((level, message)) }
+        { level, message in self.lines.append((level, message)) }
     }
     var warnings: [String] { lines.filter { $0.0 >= .warning }.map { $0.1 } }
 }

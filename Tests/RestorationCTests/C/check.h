@@ -33,7 +33,7 @@
 /* every helper is static; a program need not use them all */
 #define CHECK_HELPER static __attribute__((unused))
 
-static long check_count = 0;
+static _Atomic long check_count = 0; /* atomic: threads.c checks from several threads */
 static const char *check_prog = "test";
 
 #define FAIL_AT(file, line, ...) do {                                   \
@@ -104,7 +104,7 @@ CHECK_HELPER void check_message(const char *file, int line, const char *what, ..
 }
 
 #define DONE() do {                                                     \
-        printf("%s: ok %ld checks\n", check_prog, check_count);         \
+        printf("%s: ok %ld checks\n", check_prog, (long)check_count);         \
         fflush(stdout);                                                  \
         return 0;                                                        \
     } while (0)

@@ -136,7 +136,7 @@ static void validation(const char *dir) {
     }
 
     /* foreign files */
-    const char *foreign[] = { "hello, world\n", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "\x7f" "ELF\x02\x01\x01" };
+    const char *foreign[] = { "hello, world\n", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "\177ELF\002\001\001" };
     for (size_t k = 0; k < sizeof foreign / sizeof foreign[0]; k++) {
         write_file(archive, foreign[k], strlen(foreign[k]) + 1);
         r = restorer(archive);
@@ -311,7 +311,7 @@ static void read_only_child(const char *rodir) {
     rst_engine_destroy(r);
     CHECK(chmod(rodir, 0700) == 0);
     free(before); free(after); free(archive);
-    printf("files: read-only child: ok %ld checks\n", check_count);
+    printf("files: read-only child: ok %ld checks\n", (long)check_count);
     fflush(stdout);
     _exit(0);
 }

@@ -384,7 +384,7 @@ static void null_arguments(const char *dir) {
     CHECK_ERR(rst_restore_from_buffer(e, "", 0), RST_ERR_CORRUPT, "buffer");
 
     /* coder functions with a NULL coder */
-    bool b; int64_t i; double d; const char *s; const void *p; size_t n; rst_object *r;
+    bool b = false; int64_t i = 0; double d = 0; const char *s = NULL; const void *p = NULL; size_t n = 0; rst_object *r = NULL;
     CHECK_NULL_ERR(rst_encode_bool(NULL, "k", true), "rst_encode_bool");
     CHECK_NULL_ERR(rst_encode_int(NULL, "k", 1), "rst_encode_int");
     CHECK_NULL_ERR(rst_encode_double(NULL, "k", 1), "rst_encode_double");
