@@ -263,7 +263,11 @@ RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factor
  *  same directory (mode 0600), fsync, rename, fsync of the directory. When it
  *  returns RST_OK the new archive is durable; on any failure (should_save
  *  said no: RST_ERR_REJECTED; an encode error; an I/O error) the old archive
- *  is untouched. Clears the crash-loop marker.
+ *  is untouched — with one exception: if only the final fsync of the
+ *  directory fails, the new archive is already in place and RST_ERR_IO says
+ *  that the rename may not survive a power loss. Saves of one archive by
+ *  several threads or processes are serialized by an advisory lock file
+ *  (`<archive>.lock`). Clears the crash-loop marker.
  *  @return no archive_path: RST_ERR_INVALID; a symlink, directory or other
  *          non-regular file at archive_path: RST_ERR_IO. */
 RST_API rst_status rst_save(rst_engine *e);
@@ -349,8 +353,9 @@ RST_API rst_status rst_decode_bytes   (rst_coder *c, const char *key, const void
  *  materialized: RST_ERR_STATE. A reference to a skipped record:
  *  RST_ERR_NOT_FOUND. */
 RST_API rst_status rst_decode_object  (rst_coder *c, const char *key, rst_object **out);
-/** Copies the array into buf. `count` is required and always set (also on
- *  RST_ERR_LIMIT); cap < count: RST_ERR_LIMIT, so buf NULL, cap 0 asks for
+/** Copies the array into buf. `count` is required and always set: the
+ *  array's length, also on RST_ERR_LIMIT; 0 when the key is absent or holds
+ *  another type. cap < count: RST_ERR_LIMIT, so buf NULL, cap 0 asks for
  *  the count. */
 RST_API rst_status rst_decode_int_array(rst_coder *c, const char *key,
                                         int64_t *buf, size_t cap, size_t *count);

@@ -202,7 +202,9 @@ struct WriterCore {
         out = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         count = 0
         keys = InternTable(expected: 64)
-        names = InternTable(expected: max(64, est + est / 4))
+        // Identifiers usually repeat across parents ("row0", "row1", ...):
+        // start small, the table grows (rehashing) when they do not.
+        names = InternTable(expected: max(64, est / 8))
         fCap = 256
         fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
         fTop = 0
@@ -715,7 +717,7 @@ public struct ArchiveWriter {
         var p = try c.pointee.openField(key, tag, n &+ 10)
         p += putVarint(p, UInt64(n))
         if n > 0, let src = data.baseAddress {
-            p.copyMemory(from: src, byteCount: n)
+            copyBytes(p, src, n)
             p += n
         }
         c.pointee.commit(p)
@@ -739,13 +741,22 @@ public struct ArchiveWriter {
     public mutating func writeIntArray(_ key: UInt32, _ values: UnsafeBufferPointer<Int64>) throws(WriteFailure) {
         let c = _core
         let n = values.count
-        if _slowPath(n > ArchiveLimits.maxArchiveBytes) { throw c.pointee.tooBig(n) }
-        var content = varintSize(UInt64(n))
-        for v in values { content &+= varintSize(zigzag(v)) }
-        var p = try c.pointee.openField(key, ValueTag.intArray.rawValue, content &+ 10)
-        p += putVarint(p, UInt64(content))
+        if _slowPath(n > ArchiveLimits.maxArchiveBytes / 10) { throw c.pointee.tooBig(n &* 10) }
+        // One pass: a one-byte length is reserved and fixed up afterwards
+        // (moving the content only when it is 128 bytes or longer).
+        let p0 = try c.pointee.openField(key, ValueTag.intArray.rawValue, n &* 10 &+ 20)
+        var p = p0 + 1
         p += putVarint(p, UInt64(n))
         for v in values { p += putVarint(p, zigzag(v)) }
+        let content = p - (p0 + 1)
+        if _fastPath(content < 0x80) {
+            p0.storeBytes(of: UInt8(truncatingIfNeeded: content), as: UInt8.self)
+        } else {
+            let extra = varintSize(UInt64(content)) &- 1
+            (p0 + 1 + extra).copyMemory(from: p0 + 1, byteCount: content)
+            _ = putVarint(p0, UInt64(content))
+            p += extra
+        }
         c.pointee.commit(p)
     }
 
@@ -771,7 +782,7 @@ public struct ArchiveWriter {
             if _slowPath(written == n || e.count > content &- (p - contentStart) &- varintSize(UInt64(e.count))) { break }
             p += putVarint(p, UInt64(e.count))
             if e.count > 0, let src = e.baseAddress {
-                p.copyMemory(from: src, byteCount: e.count)
+                copyBytes(p, src, e.count)
                 p += e.count
             }
             written &+= 1

@@ -295,6 +295,32 @@ func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool
     return tailWord(a, n) == tailWord(b, n)
 }
 
+/// memcpy for the short strings values usually are: up to 16 bytes inline
+/// with overlapping word moves, longer ones through the standard library.
+/// The writer reserves capacity beyond `n`, and `n > 0`.
+@inlinable @inline(__always)
+func copyBytes(_ dst: UnsafeMutableRawPointer, _ src: UnsafeRawPointer, _ n: Int) {
+    if n >= 8 && n <= 16 {
+        let a = src.loadUnaligned(as: UInt64.self)
+        let b = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+        dst.storeBytes(of: a, as: UInt64.self)
+        dst.storeBytes(of: b, toByteOffset: n &- 8, as: UInt64.self)
+    } else if n >= 4 && n < 8 {
+        let a = src.loadUnaligned(as: UInt32.self)
+        let b = src.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+        dst.storeBytes(of: a, as: UInt32.self)
+        dst.storeBytes(of: b, toByteOffset: n &- 4, as: UInt32.self)
+    } else if n < 4 {
+        var i = 0
+        while i < n {
+            dst.storeBytes(of: src.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self)
+            i &+= 1
+        }
+    } else {
+        dst.copyMemory(from: src, byteCount: n)
+    }
+}
+
 // MARK: - UTF-8
 
 /// Validates `n` bytes at `p` as UTF-8 without NUL bytes (RFC 3629: no

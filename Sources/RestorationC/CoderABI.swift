@@ -216,6 +216,7 @@ public func rst_decode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!,
 public func rst_decode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<Int64>!, _ cap: Int, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
     guard let count else { return fail(.invalid, "rst_decode_int_array: count is NULL") }
     guard buf != nil || cap == 0 else { return fail(.invalid, "rst_decode_int_array: buf is NULL but cap is \(cap)") }
+    count.pointee = 0   // "always set": 0 when the key is absent or of another type
     return decode(c, key, "rst_decode_int_array") { (coder, k) throws(RestorationFailure) in
         let (n, copied) = try coder.decodeIntArray(k, into: buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) })
         count.pointee = n

@@ -25,9 +25,12 @@ public enum SystemInfo {
 
     /// The contents of a small file, or nil.
     static func readSmallFile(_ path: String, max: Int = 4096) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: a FIFO planted at the path must not hang a restore.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
         var buf = [UInt8](repeating: 0, count: max)
         let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) }
         guard n > 0 else { return nil }

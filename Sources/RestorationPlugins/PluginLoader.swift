@@ -70,10 +70,12 @@ public struct PluginFileInfo: Equatable, Sendable {
 /// `rejectedCount` and `shutdown()` with its own lock held; `list()` and
 /// `loadAll()` may come from any thread. The loader's state is guarded by
 /// its own recursive lock, taken after the engine's. Plugin `init`
-/// functions run with the loader's lock held; an `init` that calls into the
-/// engine while another thread restores the same engine and needs a plugin
-/// class would wait for that restore (see the note in the plugin engineer's
-/// report: the engine lock is not reachable from this module).
+/// functions run with the loader's lock held. Known limit: when `loadAll()`
+/// runs on one thread while another thread restores the same engine and
+/// reaches a class no host registered, a plugin `init` that calls back into
+/// that engine waits for the engine's lock while the restore waits for the
+/// loader's. Taking the engine's lock first in `loadAll()`/`list()` would
+/// remove it, but that lock is internal to RestorationCore.
 public final class PluginLoader: ClassProvider {
     /// plugin_dir as configured.
     public let directory: String

@@ -52,9 +52,12 @@ enum Key {
 
 let classNameCStrings: [UnsafePointer<CChar>] = Graph.classNames.map(cString)
 
+/// "RST_ERR_LIMIT: <rst_last_error()>", the message cut to 300 characters
+/// (an engine may quote a 400 KB path).
 func statusText(_ s: rst_status) -> String {
     let name = String(cString: rst_status_name(s))
-    let message = String(cString: rst_last_error())
+    var message = String(cString: rst_last_error())
+    if message.count > 300 { message = String(message.prefix(240)) + " … " + String(message.suffix(50)) }
     return message.isEmpty ? name : "\(name): \(message)"
 }
 
@@ -270,7 +273,7 @@ final class EngineContestant: Contestant {
             }
             guard st == RST_OK, let out else {
                 retained.release()
-                throw BenchError("registering object \(i) (\(graph.path(of: i))): \(statusText(st))")
+                throw BenchError("registering object \(i) (\(graph.shortPath(of: i))): \(statusText(st))")
             }
             n.object = out
         }
@@ -360,7 +363,7 @@ final class EngineContestant: Contestant {
         let objects = locate(engine: e)
         var instances = [Node?](repeating: nil, count: n)
         for i in 0..<n where i != pluginIndex {
-            guard let o = objects[i], let inst = rst_object_instance(o) else { return "object \(i) (\(graph.path(of: i))) not found after restore" }
+            guard let o = objects[i], let inst = rst_object_instance(o) else { return "object \(i) (\(graph.shortPath(of: i))) not found after restore" }
             instances[i] = Unmanaged<Node>.fromOpaque(inst).takeUnretainedValue()
         }
         for (i, o) in graph.objects.enumerated() {
@@ -374,7 +377,7 @@ final class EngineContestant: Contestant {
             }
             let node = instances[i]!
             if let ident = rst_object_identifier(objects[i]), String(cString: ident) != o.identifier { return "object \(i): identifier" }
-            if let m = node.mismatch(o) { return "object \(i) (\(graph.path(of: i))): \(m)" }
+            if let m = node.mismatch(o) { return "object \(i) (\(graph.shortPath(of: i))): \(m)" }
             if !node.finished { return "object \(i): `finished` not called" }
             if o.parent < 0 ? node.parent != nil : node.parent !== instances[o.parent] { return "object \(i): wrong parent" }
             if o.ref < 0 ? node.ref != nil : node.ref !== instances[o.ref] { return "object \(i): wrong reference" }

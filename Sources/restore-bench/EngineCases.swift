@@ -341,29 +341,38 @@ func runShape(name: String, graph: Graph, runs: Int) -> ShapeResult {
     return r
 }
 
-/// Registers a chain to depth RST_MAX_TREE_DEPTH (must work) and one more
-/// level (must be RST_ERR_LIMIT).
+/// Registers a chain one level at a time until the engine refuses, up to
+/// depth RST_MAX_TREE_DEPTH + 1. The header says a root is depth 0 and only a
+/// depth past RST_MAX_TREE_DEPTH is RST_ERR_LIMIT: so depth
+/// RST_MAX_TREE_DEPTH must register and RST_MAX_TREE_DEPTH + 1 must not.
 func runDepthLimit() -> DepthLimitResult {
     let limit = Int(RST_MAX_TREE_DEPTH)
-    var r = DepthLimitResult(maxTreeDepth: limit, atLimit: "not reached", pastLimit: "not reached", problem: nil)
+    var r = DepthLimitResult(maxTreeDepth: limit, atLimit: "not reached", pastLimit: "not reached",
+                             firstRefusedDepth: nil, problem: nil)
     do {
         let e = try makeEngine()
         defer { rst_engine_destroy(e) }
         var parent: OpaquePointer?
-        for depth in 0...limit {
+        for depth in 0...(limit + 1) {
             var out: OpaquePointer?
             let st = rst_register_object(e, depth == 0 ? "root" : "d", parent, nil, nil, nil, &out)
             if depth == limit { r.atLimit = String(cString: rst_status_name(st)) }
+            if depth == limit + 1 { r.pastLimit = String(cString: rst_status_name(st)) }
             guard st == RST_OK, let out else {
-                r.problem = "registering at depth \(depth) failed: \(statusText(st))"
+                r.firstRefusedDepth = depth
+                if depth == limit + 1 && st == RST_ERR_LIMIT { return r }
+                if st == RST_ERR_LIMIT && depth == limit {
+                    r.pastLimit = "not reachable"
+                    r.problem = "depth \(fmtInt(limit)) was refused with RST_ERR_LIMIT, but the header says a root is depth 0 "
+                        + "and only a depth past RST_MAX_TREE_DEPTH is refused: engine and header differ by one level"
+                } else {
+                    r.problem = "registering at depth \(fmtInt(depth)) failed: \(statusText(st))"
+                }
                 return r
             }
             parent = out
         }
-        var out: OpaquePointer?
-        let st = rst_register_object(e, "d", parent, nil, nil, nil, &out)
-        r.pastLimit = String(cString: rst_status_name(st))
-        if st != RST_ERR_LIMIT { r.problem = "depth \(limit + 1) gave \(r.pastLimit), expected RST_ERR_LIMIT" }
+        r.problem = "depth \(fmtInt(limit + 1)) registered: no RST_ERR_LIMIT"
     } catch {
         r.problem = "\(error)"
     }
@@ -393,10 +402,13 @@ func childShapesMain(runs: Int, seed: UInt64) -> Int32 {
         Log.say("  fan-out: 100,000 wide")
         emit(ChildLine(shape: runShape(name: childCases[1], graph: .fan(width: 100_000, seed: seed), runs: runs)))
         Log.say("  depth limit: \(RST_MAX_TREE_DEPTH)")
-        emit(ChildLine(depthLimit: runDepthLimit()))
-        Log.say("  max-depth chain: \(Int(RST_MAX_TREE_DEPTH) + 1) objects")
-        emit(ChildLine(shape: runShape(name: childCases[3], graph: .chain(count: Int(RST_MAX_TREE_DEPTH) + 1, seed: seed),
-                                       runs: min(runs, 3))))
+        let limit = runDepthLimit()
+        emit(ChildLine(depthLimit: limit))
+        // The deepest chain the engine accepts: to depth RST_MAX_TREE_DEPTH, or
+        // one level less if the engine refuses that depth (reported above).
+        let deepest = min(Int(RST_MAX_TREE_DEPTH), max(0, (limit.firstRefusedDepth ?? Int(RST_MAX_TREE_DEPTH) + 1) - 1))
+        Log.say("  max-depth chain: \(deepest + 1) objects")
+        emit(ChildLine(shape: runShape(name: childCases[3], graph: .chain(count: deepest + 1, seed: seed), runs: min(runs, 3))))
         emit(ChildLine(log: Counters.log))
     }
     return ok ? 0 : 2
@@ -436,7 +448,8 @@ func runShapesInChild(runs: Int, seed: UInt64, into extras: inout EngineExtras) 
             let problem = k == reported ? "the process died (\(how)) in this case: a stack overflow on the \(smallStackBytes / 1024) KiB stack?"
                                         : "not run: the process died in an earlier case"
             if name == "depth limit" {
-                extras.depthLimit = DepthLimitResult(maxTreeDepth: Int(RST_MAX_TREE_DEPTH), atLimit: "–", pastLimit: "–", problem: problem)
+                extras.depthLimit = DepthLimitResult(maxTreeDepth: Int(RST_MAX_TREE_DEPTH), atLimit: "–", pastLimit: "–",
+                                                     firstRefusedDepth: nil, problem: problem)
             } else {
                 extras.shapes.append(ShapeResult(name: name, objects: 0, maxDepth: 0, save: nil, restore: nil, archiveBytes: 0,
                                                  restored: 0, stackBytes: smallStackBytes, problem: problem))

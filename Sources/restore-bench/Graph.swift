@@ -186,6 +186,19 @@ struct Graph {
         return parts.reversed().joined(separator: "/")
     }
 
+    /// The path for messages: deep paths are abbreviated ("root/level/…/level, depth 65536").
+    func shortPath(of index: Int) -> String {
+        let depth = objects[index].depth
+        guard depth > 8 else { return path(of: index) }
+        var tail: [String] = []
+        var i = index
+        while tail.count < 2 { tail.append(objects[i].identifier); i = objects[i].parent }
+        var head: [String] = []
+        i = index
+        while i >= 0 { if objects[i].depth < 2 { head.append(objects[i].identifier) }; i = objects[i].parent }
+        return (head.reversed() + ["…"] + tail.reversed()).joined(separator: "/") + ", depth \(depth)"
+    }
+
     /// Checks the invariants the benchmark relies on; returns a problem or nil.
     func validate() -> String? {
         var seen = Set<String>()

@@ -57,6 +57,7 @@ struct DepthLimitResult: Codable {
     var maxTreeDepth: Int                  // RST_MAX_TREE_DEPTH
     var atLimit: String                    // status registering at depth RST_MAX_TREE_DEPTH
     var pastLimit: String                  // status registering at depth RST_MAX_TREE_DEPTH + 1
+    var firstRefusedDepth: Int?            // the first depth the engine refused
     var problem: String?
 }
 
@@ -250,6 +251,9 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: 
 
 // MARK: - Markdown
 
+/// A problem cut to a table-friendly length.
+private func brief(_ s: String) -> String { s.count > 400 ? String(s.prefix(340)) + " … " + String(s.suffix(50)) : s }
+
 func renderMarkdown(_ r: Report) -> String {
     var out = "# restore-bench\n\n"
     out += "\(r.date) · \(r.machine) · \(r.swift) · \(r.build) build · total \(String(format: "%.0f", r.totalSeconds)) s\n\n"
@@ -265,7 +269,7 @@ func renderMarkdown(_ r: Report) -> String {
         out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
         for f in s.formats {
             if let p = f.problem, !f.verified || f.save == nil {
-                out += "| \(f.name) | **\(p)** | | | | | | | | | |\n"
+                out += "| \(f.name) | **\(brief(p))** | | | | | | | | | |\n"
                 continue
             }
             let runs = "\(f.runs)" + (f.runsNote.map { " (\($0))" } ?? "")
@@ -274,7 +278,7 @@ func renderMarkdown(_ r: Report) -> String {
             out += " | \(fmtMiB(f.saveMemoryDeltaBytes)) | \(fmtMiB(f.restoreMemoryDeltaBytes)) | \(fmtMiB(f.peakRSSBytes)) | "
             out += f.key == "engine" ? "1× | 1× | " : "\(fmtRatio(f.saveRatio)) | \(fmtRatio(f.restoreRatio)) | "
             out += runs + " |\n"
-            if let p = f.problem { out += "| ↳ \(f.name) | **\(p)** | | | | | | | | | |\n" }
+            if let p = f.problem { out += "| ↳ \(f.name) | **\(brief(p))** | | | | | | | | | |\n" }
         }
         if let e = s.engine {
             out += "\nEngine: \(fmtInt(e.preregistered)) of \(fmtInt(s.n)) objects pre-registered ("
@@ -316,13 +320,14 @@ func renderMarkdown(_ r: Report) -> String {
             out += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
             for s in x.shapes {
                 out += "| \(s.name) | \(fmtInt(s.objects)) | \(fmtInt(s.maxDepth)) | \(fmtStats(s.save)) | \(fmtStats(s.restore)) | "
-                out += "\(fmtInt(s.archiveBytes)) | \(fmtInt(s.restored)) | \(s.stackBytes / 1024) KiB | \(s.problem.map { "**\($0)**" } ?? "ok") |\n"
+                out += "\(fmtInt(s.archiveBytes)) | \(fmtInt(s.restored)) | \(s.stackBytes / 1024) KiB | \(s.problem.map { "**\(brief($0))**" } ?? "ok") |\n"
             }
             out += "\n"
         }
         if let d = x.depthLimit {
             out += "**Depth limit:** RST_MAX_TREE_DEPTH = \(fmtInt(d.maxTreeDepth)) (a root is depth 0). Registering at depth "
-            out += "\(fmtInt(d.maxTreeDepth)): \(d.atLimit); at depth \(fmtInt(d.maxTreeDepth + 1)): \(d.pastLimit)."
+            out += "\(fmtInt(d.maxTreeDepth)): \(d.atLimit); at depth \(fmtInt(d.maxTreeDepth + 1)): \(d.pastLimit)"
+            out += d.firstRefusedDepth.map { "; first refused depth: \(fmtInt($0))." } ?? "."
             if let p = d.problem { out += " **\(p)**" }
             out += "\n\n"
         }
@@ -340,7 +345,7 @@ func renderMarkdown(_ r: Report) -> String {
         out += "N = 100,000 was not run (--quick or --sizes), so the targets set at that size are n/a.\n\n"
     }
     out += "| target | measured | result |\n|---|---|---|\n"
-    for c in r.checks { out += "| \(c.target) | \(c.measured) | \(c.verdict) |\n" }
+    for c in r.checks { out += "| \(c.target) | \(brief(c.measured)) | \(c.verdict) |\n" }
     out += "\n## Notes\n\n"
     for n in r.notes { out += "- \(n)\n" }
     return out

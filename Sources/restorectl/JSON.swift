@@ -46,24 +46,46 @@ indirect enum JSON: Equatable {
     }
 }
 
-/// A JSON path for messages: `$.objects[3].values[1].type`.
+/// A JSON path for messages: `$.objects[3].values[1].type`. Cheap to extend
+/// (one small node); the text is only built for a message.
 struct JSONPath: CustomStringConvertible {
-    private(set) var components: [String] = []
+    private indirect enum Node {
+        case root
+        case member(Node, String)
+        case index(Node, Int)
+    }
+
+    private var node: Node = .root
 
     func member(_ name: String) -> JSONPath {
         var p = self
-        let simple = !name.isEmpty && name.unicodeScalars.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "_" }
-        p.components.append(simple ? "." + name : "[" + Text.quoted(name) + "]")
+        p.node = .member(node, name)
         return p
     }
 
     func index(_ i: Int) -> JSONPath {
         var p = self
-        p.components.append("[\(i)]")
+        p.node = .index(node, i)
         return p
     }
 
-    var description: String { "$" + components.joined() }
+    var description: String {
+        var parts: [String] = []
+        var n = node
+        while true {
+            switch n {
+            case .root:
+                return "$" + parts.reversed().joined()
+            case .member(let parent, let name):
+                let simple = !name.isEmpty && name.unicodeScalars.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "_" }
+                parts.append(simple ? "." + name : "[" + Text.quoted(name) + "]")
+                n = parent
+            case .index(let parent, let i):
+                parts.append("[\(i)]")
+                n = parent
+            }
+        }
+    }
 }
 
 /// A malformed document: where, and what is wrong.

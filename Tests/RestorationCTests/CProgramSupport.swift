@@ -101,7 +101,13 @@ func cProgramEnvironment() -> [String: String] {
 enum CPrograms {
     private static let lock = NSLock()
     private static var built: [String: String] = [:]
-    private static let outDir = CTestDir("bin")
+    /// Beside librestoration.so (inside the scratch build directory), so
+    /// nothing is left in /tmp; overwritten by every run.
+    private static let outDir: String = {
+        let dir = (CTestPaths.bin ?? NSTemporaryDirectory()) + "/RestorationCTests-programs"
+        mkdir(dir, 0o755)
+        return dir
+    }()
 
     /// The path of the compiled program `name` (C/<name>.c); fails the test when it cannot be built.
     static func path(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
@@ -112,7 +118,8 @@ enum CPrograms {
             XCTFail("librestoration.so was not found next to the test binary (\(CommandLine.arguments[0])); build the 'restoration' product", file: file, line: line)
             throw XCTSkip("no librestoration.so")
         }
-        let out = outDir.path + "/" + name
+        let out = outDir + "/" + name
+        unlink(out)
         let args = CTestPaths.compiler.dropFirst() + [
             "-std=c11", "-Wall", "-Wextra", "-Werror", "-g",
             "-I", CTestPaths.include,

@@ -201,7 +201,7 @@ enum Archives {
         try w.writeObject(k("owner"), record: 3)
         try w.endRecord()
         try w.endRecord()
-        try [0xDE, 0xAD, 0xBE, 0xEF].withUnsafeBytes { try w.writeUnknown(k("future"), tag: 13, payload: $0) }
+        try [UInt8]([0xDE, 0xAD, 0xBE, 0xEF]).withUnsafeBytes { try w.writeUnknown(k("future"), tag: 13, payload: $0) }
         try w.endObject()
         // 3: Tabs/Detail/Map (cycle with Detail: Map -> Detail -> (meta.owner) Map)
         w.beginObject(identifier: n("Map"), parent: 2, className: n("MapPane"))

@@ -399,7 +399,10 @@ static int do_restore(const char *dir) {
     CHECK_EQ(info->saved_at_ms, g_info.saved_at_ms);
     CHECK_EQ(info->object_count, g_info.object_count);
     /* one allocation: the strings live inside it */
-    CHECK((const char *)info->app_version > (const char *)info);
+    const char *lo = (const char *)info, *hi = lo + sizeof *info + 4096 * 3 + 3;
+    CHECK(info->app_version > lo && info->app_version < hi);
+    CHECK(info->system_version > lo && info->system_version < hi);
+    CHECK(info->idiom > lo && info->idiom < hi);
     rst_free(info);
 
     /* restore leaves the archive in place, byte-identical, and can run again */

@@ -151,6 +151,16 @@ int main(int argc, char **argv) {
         CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
         CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 3);
 
+        /* rst_save clears a marker left by a dead restore */
+        CHECK_OK(rst_save(e));
+        write_file(marker, fake, strlen(fake));
+        CHECK_OK(rst_save(e));
+        CHECK(!file_exists(marker));
+        callbacks = 0;
+        CHECK_OK(rst_restore(e));
+        CHECK(callbacks > 0);
+        CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 3);
+
         /* rst_discard removes the set-aside copies and markers */
         CHECK_OK(rst_save(e));
         write_file(marker, fake, strlen(fake));

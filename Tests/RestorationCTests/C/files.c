@@ -258,6 +258,11 @@ static void non_regular_targets(const char *dir) {
     CHECK(lstat(dirpath, &st) == 0 && S_ISDIR(st.st_mode));
     CHECK(file_exists(inside));
     rst_engine_destroy(s);
+    rst_engine *rd = restorer(dirpath);
+    callbacks = 0;
+    CHECK_ERR(rst_restore(rd), RST_ERR_IO, dirpath);
+    CHECK_EQ(callbacks, 0);
+    rst_engine_destroy(rd);
 
     /* a FIFO: refused, and no hang */
     char *fifo = xasprintf("%s/fifo.rst", dir);

@@ -221,6 +221,136 @@ static void *build_archive(size_t *len) {
     return buf;
 }
 
+
+/* ------------------------------------------------------------------
+ * Random graphs: the decode order equals the spec's rule computed naively
+ * (transitive closure for the SCCs, then repeated selection of the ready
+ * component whose earliest member comes first in archive order). */
+
+#define RMAX 40
+typedef struct rnode { int idx; int parent; int nrefs; int refs[4]; int pre; rst_object *obj; } rnode;
+static rnode rn[RMAX];
+static int rn_count;
+static int r_decoded[RMAX], r_decoded_count;
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n) {
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(rng_state >> 33) % n;
+}
+
+static void r_encode(void *inst, rst_coder *c) {
+    rnode *n = inst;
+    for (int k = 0; k < n->nrefs; k++) {
+        char key[8];
+        snprintf(key, sizeof key, "r%d", k);
+        CHECK_OK(rst_encode_object(c, key, rn[n->refs[k]].obj));
+    }
+}
+static void r_decode(void *inst, rst_coder *c) {
+    rnode *n = inst;
+    (void)c;
+    r_decoded[r_decoded_count++] = n->pre;
+}
+static const rst_object_callbacks r_cb = { r_encode, r_decode, NULL, NULL };
+
+/* registers the random tree into e (same order every time); returns nothing */
+static void r_register(rst_engine *e, bool keep) {
+    for (int i = 0; i < rn_count; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "n%d", i);
+        rst_object *o = NULL;
+        CHECK_OK(rst_register_object(e, id, rn[i].parent < 0 ? NULL : rn[rn[i].parent].obj, NULL, &r_cb, &rn[i], &o));
+        if (keep) rn[i].obj = o;
+        else rn[i].obj = o; /* the restoring engine's objects */
+    }
+}
+
+/* pre-order index of every node (siblings in registration order) */
+static void r_preorder(void) {
+    int counter = 0;
+    int stack[RMAX], sp = 0;
+    for (int i = rn_count - 1; i >= 0; i--) if (rn[i].parent < 0) stack[sp++] = i;
+    while (sp > 0) {
+        int v = stack[--sp];
+        rn[v].pre = counter++;
+        for (int i = rn_count - 1; i >= 0; i--) if (rn[i].parent == v) stack[sp++] = i;
+    }
+}
+
+static void expected_order(int *out) {
+    int n = rn_count;
+    /* deps in pre-order indices */
+    static bool dep[RMAX][RMAX], reach[RMAX][RMAX];
+    memset(dep, 0, sizeof dep);
+    for (int i = 0; i < n; i++) {
+        int a = rn[i].pre;
+        if (rn[i].parent >= 0) dep[a][rn[rn[i].parent].pre] = true;
+        for (int k = 0; k < rn[i].nrefs; k++) { int b = rn[rn[i].refs[k]].pre; if (b != a) dep[a][b] = true; }
+    }
+    memcpy(reach, dep, sizeof dep);
+    for (int k = 0; k < n; k++) for (int i = 0; i < n; i++) if (reach[i][k]) for (int j = 0; j < n; j++) if (reach[k][j]) reach[i][j] = true;
+    int comp[RMAX];
+    for (int i = 0; i < n; i++) { comp[i] = i; for (int j = 0; j < i; j++) if (reach[i][j] && reach[j][i]) { comp[i] = comp[j]; break; } }
+    bool done[RMAX] = { false };
+    int produced = 0;
+    while (produced < n) {
+        /* the ready component with the earliest member: scan members in archive order */
+        int chosen = -1;
+        for (int v = 0; v < n && chosen < 0; v++) {
+            if (done[v]) continue;
+            int cv = comp[v];
+            bool ready = true;
+            for (int m = 0; m < n && ready; m++) {
+                if (comp[m] != cv) continue;
+                for (int d = 0; d < n; d++) if (dep[m][d] && comp[d] != cv && !done[d]) { ready = false; break; }
+            }
+            if (ready) chosen = cv;
+        }
+        CHECK(chosen >= 0);
+        for (int m = 0; m < n; m++) if (comp[m] == chosen) { done[m] = true; out[produced++] = m; }
+    }
+}
+
+static void random_graphs(int rounds) {
+    for (int round = 0; round < rounds; round++) {
+        rng_state = 0x9e3779b97f4a7c15ULL * (uint64_t)(round + 1);
+        rn_count = 2 + (int)rnd(RMAX - 1);
+        for (int i = 0; i < rn_count; i++) {
+            rn[i].idx = i;
+            rn[i].parent = (i == 0 || rnd(4) == 0) ? -1 : (int)rnd((uint32_t)i);
+            rn[i].nrefs = (int)rnd(4);
+            for (int k = 0; k < rn[i].nrefs; k++) rn[i].refs[k] = (int)rnd((uint32_t)rn_count);
+        }
+        r_preorder();
+        rst_engine *a = new_engine(NULL);
+        r_register(a, true);
+        void *buf = NULL; size_t len = 0;
+        CHECK_OK(rst_save_to_buffer(a, &buf, &len));
+        rst_engine_destroy(a);
+        rst_engine *b = new_engine(NULL);
+        r_register(b, false);
+        r_decoded_count = 0;
+        CHECK_OK(rst_restore_from_buffer(b, buf, len));
+        int expect[RMAX];
+        expected_order(expect);
+        CHECK_EQ(r_decoded_count, rn_count);
+        for (int i = 0; i < rn_count; i++) {
+            if (r_decoded[i] != expect[i]) {
+                char got[512] = "", want[512] = "";
+                for (int k = 0; k < rn_count; k++) {
+                    snprintf(got + strlen(got), sizeof got - strlen(got), "%d ", r_decoded[k]);
+                    snprintf(want + strlen(want), sizeof want - strlen(want), "%d ", expect[k]);
+                }
+                FAIL_AT(__FILE__, __LINE__, "random graph %d (%d records): decode order (archive indices)\n  got  %s\n  want %s", round, rn_count, got, want);
+            }
+        }
+        check_count++;
+        rst_free(buf);
+        rst_engine_destroy(b);
+    }
+}
+
 int main(void) {
     check_prog = "passes";
     size_t len = 0;
@@ -322,5 +452,7 @@ int main(void) {
     rst_engine_destroy(e);
     CHECK_EQ(released_total, 13);
     rst_free(buf);
+
+    random_graphs(300);
     DONE();
 }

@@ -63,6 +63,16 @@ static void engine_options(const char *dir) {
     CHECK_ERR(rst_engine_create(&o, &e), RST_ERR_INVALID, "archive_path");
     CHECK(e == (rst_engine *)0x1);
 
+    o.app_version = "bad\xff";
+    CHECK_ERR(rst_engine_create(&o, &e), RST_ERR_INVALID, "app_version", "UTF-8");
+    o.app_version = NULL;
+    o.idiom = "\xc3";
+    CHECK_ERR(rst_engine_create(&o, &e), RST_ERR_INVALID, "idiom");
+    o.idiom = NULL;
+    o.archive_path = "\xff/bad.rst";
+    CHECK_ERR(rst_engine_create(&o, &e), RST_ERR_INVALID, "archive_path");
+    CHECK(e == (rst_engine *)0x1);
+
     /* option strings are copied */
     char path[512];
     snprintf(path, sizeof path, "%s/copied.rst", dir);
@@ -115,6 +125,14 @@ static void identifiers(void) {
     for (size_t k = 0; k < sizeof bad_utf8 / sizeof bad_utf8[0]; k++)
         CHECK_ERR(rst_register_object(e, bad_utf8[k], NULL, NULL, NULL, NULL, &o), RST_ERR_INVALID, "UTF-8");
     CHECK_ERR(rst_register_object(e, NULL, NULL, NULL, NULL, NULL, &o), RST_ERR_INVALID, "identifier");
+    /* identifiers and class names are copied */
+    char tmp_id[16] = "Copied", tmp_cls[16] = "CopiedClass";
+    CHECK_OK(rst_register_object(e, tmp_id, NULL, tmp_cls, NULL, NULL, &o));
+    memset(tmp_id, 'x', 6);
+    memset(tmp_cls, 'y', 11);
+    CHECK(rst_find_object(e, "Copied") == o);
+    CHECK_STR(rst_object_identifier(o), "Copied");
+    CHECK_STR(rst_object_class_name(o), "CopiedClass");
     CHECK_OK(rst_register_object(e, "caf\xc3\xa9 \xf0\x9f\x98\x80", NULL, NULL, NULL, NULL, &o));
     CHECK(rst_find_object(e, "caf\xc3\xa9 \xf0\x9f\x98\x80") == o);
     CHECK_OK(rst_register_object(e, ".", NULL, NULL, NULL, NULL, NULL)); /* only '/' separates */
@@ -379,6 +397,14 @@ static void null_arguments(const char *dir) {
     CHECK_NULL_ERR(rst_object_path(NULL, NULL), "rst_object_path");
     CHECK_NULL_ERR(rst_object_path(o, NULL), "rst_object_path");
     CHECK(info == NULL);
+    /* the plugin additions */
+    rst_plugin_info *plugins = NULL; size_t pcount = 0;
+    CHECK_NULL_ERR(rst_load_plugins(NULL), "rst_load_plugins");
+    CHECK_NULL_ERR(rst_list_plugins(NULL, &plugins, &pcount), "rst_list_plugins");
+    CHECK_NULL_ERR(rst_list_plugins(e, NULL, &pcount), "rst_list_plugins");
+    CHECK_NULL_ERR(rst_list_plugins(e, &plugins, NULL), "rst_list_plugins");
+    CHECK_ERR(rst_load_plugins(e), RST_ERR_INVALID, "plugin_dir");   /* no plugin_dir */
+    CHECK_ERR(rst_list_plugins(e, &plugins, &pcount), RST_ERR_INVALID, "plugin_dir");
     /* a NULL/empty buffer is not an archive */
     CHECK_ERR(rst_restore_from_buffer(e, NULL, 0), RST_ERR_CORRUPT, "buffer");
     CHECK_ERR(rst_restore_from_buffer(e, "", 0), RST_ERR_CORRUPT, "buffer");

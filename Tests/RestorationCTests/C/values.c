@@ -398,6 +398,18 @@ static void dec_arrays(rst_coder *c) {
     CHECK_EQ(many[9999], (int64_t)9999 * 1000003);
 }
 
+
+/* RST_MAX_VALUES_PER_RECORD keys fit in a record; one more is RST_ERR_LIMIT */
+static void enc_many_keys(rst_coder *c) {
+    char key[16];
+    for (unsigned k = 0; k < RST_MAX_VALUES_PER_RECORD; k++) {
+        snprintf(key, sizeof key, "k%u", k);
+        rst_status s = rst_encode_bool(c, key, k & 1);
+        if (s != RST_OK) FAIL_AT(__FILE__, __LINE__, "key %u: %s: %s", k, rst_status_name(s), rst_last_error());
+    }
+    CHECK_ERR(rst_encode_bool(c, "one-too-many", true), RST_ERR_LIMIT, "one-too-many", "65536");
+}
+
 /* ------------------------------------------------------ encode errors */
 
 static void enc_dup(rst_coder *c) {
@@ -593,6 +605,7 @@ int main(int argc, char **argv) {
     save_fails(enc_too_deep, RST_ERR_LIMIT, "Root/Child");
     save_fails(enc_unbalanced, RST_ERR_STATE, "record");
     save_fails(enc_dup, RST_ERR_DUPLICATE, "selection");
+    save_fails(enc_many_keys, RST_ERR_LIMIT, "one-too-many");
     save_fails(enc_dup_in_record, RST_ERR_DUPLICATE, "flag");
     save_fails(enc_dup_record, RST_ERR_DUPLICATE, "'r'");
     save_fails(enc_empty_key, RST_ERR_INVALID, "key");
