@@ -143,6 +143,14 @@ struct InternTable {
         mask = nmask
     }
 
+    /// Forgets every string, keeping the memory.
+    mutating func removeAll() {
+        arenaCount = 0
+        count = 0
+        starts[0] = 0
+        slots.update(repeating: 0, count: mask + 1)
+    }
+
     /// Bytes of this table in the archive: each string as varint length + bytes.
     var encodedSize: Int {
         var total = arenaCount
@@ -240,6 +248,22 @@ struct WriterCore {
         recordCount = o.recordCount
         maxRef = o.maxRef
         sticky = o.sticky
+    }
+
+    /// Back to the state of a new writer, keeping the memory.
+    mutating func reset() {
+        count = 0
+        keys.removeAll()
+        names.removeAll()
+        fTop = 0
+        fStart = 0
+        fLenPos = 0
+        fBig = false
+        depth = -1
+        for d in bigSets.indices where !bigSets[d].isEmpty { bigSets[d].removeAll(keepingCapacity: true) }
+        recordCount = 0
+        maxRef = -1
+        sticky = nil
     }
 
     func release() {
@@ -819,6 +843,13 @@ public struct ArchiveWriter {
     @inlinable
     public func rawTag(ofKey key: UInt32) -> UInt8? {
         _box.core.pointee.rawTag(ofKey: key)
+    }
+
+    /// Forgets everything written and interned (indexes from `key` and
+    /// `name` become invalid), keeping the memory for the next archive: a
+    /// writer reused this way touches no fresh pages.
+    public mutating func reset() {
+        _core.pointee.reset()
     }
 
     /// Assembles the archive: header (info.objectCount is replaced by

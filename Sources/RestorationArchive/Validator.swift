@@ -475,6 +475,9 @@ struct Validator {
             curKey = nil
             depth = 0
             let idAt = pos
+            if pos >= end {
+                throw corrupt("object_count says \(objectCount) records, but the records end after \(i)", at: pos)
+            }
             let ident = try varint(end, "identifier")
             if ident >= UInt64(nameCount) {
                 throw corrupt("identifier name index \(ident) is out of range (name_count \(nameCount))", at: idAt)

@@ -164,7 +164,7 @@ public func rst_register_object(_ e: OpaquePointer!, _ identifier: UnsafePointer
     }
     var cls: String? = nil
     if let class_name {
-        guard let c = String(validatingCString: class_name) else {
+        guard let c = engine(e).className(fromC: class_name) else {
             return fail(.invalid, "rst_register_object: the class name of '\(id)' is not valid UTF-8")
         }
         cls = c
@@ -241,8 +241,8 @@ func coreFactory(_ fn: rst_factory_fn, ctx: UnsafeMutableRawPointer?, what: Stri
         guard let made = fn(handle(req.engine), req.parent.map(handle), req.identifierCString, handle(req.coder), ctx) else {
             return nil
         }
-        if let expected = req.engine.child(of: req.parent, named: req.identifier), UnsafeRawPointer(made) == UnsafeRawPointer(expected.handle) {
-            return expected
+        if let accepted = req.engine.factoryResult(UnsafeRawPointer(made), parent: req.parent, identifier: req.identifier) {
+            return accepted
         }
         req.engine.log(.warning, "record \(req.record) ('\(req.path)'): \(what) returned an object that is not the one registered at '\(req.path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
         return nil

@@ -126,6 +126,28 @@ public final class Engine {
     private var hostClasses: [String: Factory] = [:]
     private var fallback: Factory?
     private var saveGeneration = 0
+    /// The handle of the most recently registered object (nil once it
+    /// leaves): a factory's result is usually this one, which spares a lookup.
+    public private(set) var lastRegistered: UnsafeMutableRawPointer?
+    /// The last class name converted from C (address, its bytes, the String):
+    /// hosts register many objects of one class with the same literal.
+    private var lastClassName: (address: UnsafeRawPointer, bytes: [UInt8], name: String)?
+
+    /// A C class name as a String (nil: not valid UTF-8), cached by address
+    /// and confirmed by content.
+    public func className(fromC p: UnsafePointer<CChar>) -> String? {
+        let n = strlen(p)
+        return lock.withLock {
+            if let last = lastClassName, last.address == UnsafeRawPointer(p), last.bytes.count == n,
+               last.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, p, n) == 0 }) {
+                return last.name
+            }
+            guard let name = String(validatingCString: p) else { return nil }
+            lastClassName = (UnsafeRawPointer(p), Array(UnsafeRawBufferPointer(start: p, count: n)), name)
+            return name
+        }
+    }
+
     /// One NUL-terminated copy per class name, shared by its nodes.
     private var classNames: [String: UnsafeMutablePointer<CChar>] = [:]
 
@@ -212,6 +234,7 @@ public final class Engine {
         }
         container.append(child: node)
         objectCount += 1
+        lastRegistered = node.handle
         return node
     }
 
@@ -241,6 +264,7 @@ public final class Engine {
         }
         top.container.remove(child: top)
         for n in pre {
+            if lastRegistered == n.handle { lastRegistered = nil }
             n.isRegistered = false
             if n.slot >= 0 {
                 nodes[n.slot] = nil
@@ -643,6 +667,26 @@ public final class Engine {
 }
 
 extension Engine {
+    /// The object a factory returned, if it is the one registered at
+    /// `identifier` under `parent` (nil: a root); compares the handle before
+    /// touching the object, so a bogus pointer is never dereferenced.
+    public func factoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
+        lock.withLock {
+            if let last = lastRegistered, UnsafeRawPointer(last) == made {
+                let n = ObjectNode.from(handle: made)
+                return n.isRegistered && n.container === (parent ?? root) && n.identifier == identifier ? n : nil
+            }
+            guard let expected = child(of: parent, named: identifier), UnsafeRawPointer(expected.handle) == made else { return nil }
+            return expected
+        }
+    }
+
+    /// Runs `body` under the engine's lock (the order every component uses:
+    /// the engine's lock first, then its own).
+    public func serialized<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try lock.withLock(body)
+    }
+
     /// The registered child of `parent` (nil: a root) named `identifier`.
     public func child(of parent: ObjectNode?, named identifier: String) -> ObjectNode? {
         lock.withLock {

@@ -201,10 +201,13 @@ public final class PluginLoader: ClassProvider {
     /// - Throws: `.io` when plugin_dir cannot be resolved or read. Rejected
     ///   plugins are not an error (see `list()`).
     public func loadAll() throws(RestorationFailure) {
-        try lock.withLock { () throws(RestorationFailure) in
+        // The engine's lock first (as a restore holds it), then ours: a
+        // plugin init that calls back into the engine cannot deadlock.
+        guard let engine else { throw RestorationFailure(.state, "rst_load_plugins: the engine is gone") }
+        try engine.serialized { () throws(RestorationFailure) in try lock.withLock { () throws(RestorationFailure) in
             if phase == .idle { performLoad(because: "rst_load_plugins was called") }
             if let f = discoveryFailure { throw f }
-        }
+        } }
     }
 
     /// Every `*.so` file of plugin_dir, sorted by name, with its state,
@@ -212,11 +215,12 @@ public final class PluginLoader: ClassProvider {
     /// directory, which runs no plugin code).
     /// - Throws: `.io` when plugin_dir cannot be resolved or read.
     public func list() throws(RestorationFailure) -> [PluginFileInfo] {
-        try lock.withLock { () throws(RestorationFailure) -> [PluginFileInfo] in
+        guard let engine else { throw RestorationFailure(.state, "rst_list_plugins: the engine is gone") }
+        return try engine.serialized { () throws(RestorationFailure) -> [PluginFileInfo] in try lock.withLock { () throws(RestorationFailure) -> [PluginFileInfo] in
             discoverOnce()
             if let f = discoveryFailure { throw f }
             return records.map(\.info)
-        }
+        } }
     }
 
     // MARK: loading

@@ -68,6 +68,14 @@ struct Restore: ParsableCommand {
             out.write(JSONWriter.write(result.json(file: file)))
         } else {
             for l in result.lines(file: file, full: full) { out.line(l) }
+            // A marker left by a restore that died means the app's next restore
+            // of this file will set it aside; a hand restore ignores it.
+            let beside = FileStore.stateFiles(of: file).filter { $0 != file && !$0.hasSuffix(".lock") }
+            if !beside.isEmpty {
+                out.line()
+                out.line("note: the engine keeps these beside the archive (crash-loop marker, set-aside copies, temporaries):")
+                for b in beside { out.line("  \(Text.escaped(b))") }
+            }
         }
         out.flush()
 

@@ -163,6 +163,41 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(one, two)
     }
 
+    func testResetGivesAFreshWriter() throws {
+        let fresh = try RoundTripTests.sample()
+        var w = ArchiveWriter()
+        for _ in 0..<40 { _ = w.key("junk\(UInt32.random(in: 0...1000))") }
+        w.begin("junk")
+        try w.beginRecord(w.key("open"))
+        for i in 0..<20 { try w.writeInt(w.key("k\(i)"), 1) }
+        w.reset()
+        XCTAssertEqual(w.recordCount, 0)
+        XCTAssertEqual(w.keyCount, 0)
+        XCTAssertEqual(w.nameCount, 0)
+        XCTAssertFalse(w.isObjectOpen)
+        // The same calls as sample() give the same bytes.
+        w.begin("Tabs", className: "TabController")
+        try w.writeBool(w.key("visible"), true)
+        try w.writeBool(w.key("hidden"), false)
+        try w.writeInt(w.key("count"), -3)
+        try w.writeDouble(w.key("ratio"), 0.25)
+        try w.writeString("title", "Héllo ✓")
+        try w.writeBytes("blob", [0, 1, 2, 0xFF])
+        try w.writeObject(w.key("peer"), record: 1)
+        try w.writeIntArray("ids", [1, -1, Int64.max])
+        try w.writeStringArray("tags", ["a", "", "ü"])
+        try w.beginRecord(w.key("meta"))
+        try w.writeString("text", "inner")
+        try w.writeInt(w.key("count"), 7)
+        try w.endRecord()
+        try w.endObject()
+        w.begin("Nav", parent: 0)
+        try w.writeObject(w.key("peer"), record: 0)
+        try w.endObject()
+        let again = try w.finish(info: ArchiveInfo(appVersion: "2.1", systemVersion: "Linux 6.8", idiom: "desktop", savedAtMs: 1_700_000_000_123))
+        XCTAssertEqual(again, fresh)
+    }
+
     func testNestedRecordsToDepth32() throws {
         var w = ArchiveWriter()
         w.begin("deep")
