@@ -69,8 +69,8 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(a2.value, 1)
         XCTAssertEqual(a2.decodedRef, "A/B")
         XCTAssertEqual(made.map(\.value), [2, 3])
-        // B is referenced by A, so B decodes first; C is B's child.
-        XCTAssertEqual(rec2.events.filter { $0.hasPrefix("decode") }, ["decode B", "decode A", "decode fallback C"])
+        // A references its own child B: a cycle {A, B}, decoded in archive order; then C, B's child.
+        XCTAssertEqual(rec2.events.filter { $0.hasPrefix("decode") }, ["decode A", "decode B", "decode fallback C"])
         XCTAssertEqual(rec2.events.filter { $0.hasPrefix("finished") }.count, 3)
         XCTAssertEqual(restorer.lastRestoreReport?.restored, 3)
         XCTAssertEqual(restorer.lastRestoreReport?.skipped, 0)
