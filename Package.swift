@@ -51,7 +51,7 @@ let package = Package(
                 path: "Plugins/countries-panes"),
 
         .executableTarget(name: "restorectl", dependencies: [
-            "Restoration", "RestorationCore", "RestorationArchive",
+            "Restoration", "RestorationCore", "RestorationArchive", "RestorationC", "RestorationPlugins",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "restore-bench", dependencies: [

@@ -375,3 +375,115 @@ public func isValidArchiveText(_ bytes: UnsafeRawBufferPointer) -> Bool {
     guard let p = bytes.baseAddress else { return true }
     return utf8Violation(p, bytes.count) < 0
 }
+
+// MARK: - Hash index
+
+/// An open-addressing hash index in the style of Swiss tables: one control
+/// byte per slot (0x80 empty, else a 7-bit tag of the hash) probed eight at
+/// a time with SWAR, plus a UInt32 payload per slot (an entry index). The
+/// entries themselves live elsewhere (a string arena, the archive, the
+/// record table); only a matching tag leads to them. The control bytes are a
+/// fifth of the memory of the slots, so they stay in cache where a table of
+/// 64-bit slots would not: inserting a new string costs one cached load and
+/// one store. No deletions, load factor at most 1/2.
+@usableFromInline
+struct HashIndex {
+    /// capacity + 8 bytes: the first 8 are mirrored at the end so that a
+    /// group of 8 can be loaded at any slot.
+    @usableFromInline var ctrl: UnsafeMutablePointer<UInt8>
+    @usableFromInline var slots: UnsafeMutablePointer<UInt32>
+    @usableFromInline var mask: Int
+    @usableFromInline var count: Int
+
+    /// Room for `n` entries at load factor 1/2.
+    init(capacityFor n: Int) {
+        var size = 16
+        while size < n * 2 { size *= 2 }
+        ctrl = UnsafeMutablePointer<UInt8>.allocate(capacity: size + 8)
+        ctrl.initialize(repeating: 0x80, count: size + 8)
+        slots = UnsafeMutablePointer<UInt32>.allocate(capacity: size)
+        mask = size - 1
+        count = 0
+    }
+
+    init(copying o: HashIndex) {
+        let size = o.mask + 1
+        ctrl = UnsafeMutablePointer<UInt8>.allocate(capacity: size + 8)
+        ctrl.initialize(from: o.ctrl, count: size + 8)
+        slots = UnsafeMutablePointer<UInt32>.allocate(capacity: size)
+        slots.initialize(from: o.slots, count: size)
+        mask = o.mask
+        count = o.count
+    }
+
+    func release() {
+        ctrl.deallocate()
+        slots.deallocate()
+    }
+
+    mutating func removeAll() {
+        ctrl.update(repeating: 0x80, count: mask + 1 + 8)
+        count = 0
+    }
+
+    @inlinable @inline(__always)
+    static func tag(_ h: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: h &>> 25) }
+
+    /// Looks for an entry with hash `h` for which `equals(entry)` is true.
+    /// Returns it, or nil and the slot where it would be inserted.
+    @inlinable @inline(__always)
+    static func find(_ ctrl: UnsafePointer<UInt8>, _ slots: UnsafePointer<UInt32>, _ mask: Int,
+                     _ h: UInt32, _ equals: (UInt32) -> Bool) -> (UInt32?, Int) {
+        let tag = HashIndex.tag(h)
+        let pattern = UInt64(tag) &* 0x0101_0101_0101_0101
+        var pos = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let g = UInt64(littleEndian: UnsafeRawPointer(ctrl + pos).loadUnaligned(as: UInt64.self))
+            let x = g ^ pattern
+            // Bytes of g equal to the tag (plus rare false positives, weeded out below).
+            var m = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+            while m != 0 {
+                let s = (pos &+ (m.trailingZeroBitCount &>> 3)) & mask
+                if ctrl[s] == tag {
+                    let e = slots[s]
+                    if equals(e) { return (e, s) }
+                }
+                m &= m &- 1
+            }
+            let empty = g & 0x8080_8080_8080_8080
+            if empty != 0 { return (nil, (pos &+ (empty.trailingZeroBitCount &>> 3)) & mask) }
+            pos = (pos &+ 8) & mask
+        }
+    }
+
+    @inlinable @inline(__always)
+    func find(_ h: UInt32, _ equals: (UInt32) -> Bool) -> (UInt32?, Int) {
+        HashIndex.find(ctrl, slots, mask, h, equals)
+    }
+
+    /// Fills an empty slot found by `find`. The caller grows the index when
+    /// `needsGrowth` says so.
+    @inlinable @inline(__always)
+    mutating func insert(at s: Int, _ h: UInt32, _ entry: UInt32) {
+        let tag = HashIndex.tag(h)
+        ctrl[s] = tag
+        if s < 8 { ctrl[mask &+ 1 &+ s] = tag }
+        slots[s] = entry
+        count &+= 1
+    }
+
+    @inlinable var needsGrowth: Bool { count &* 2 > mask }
+
+    /// Doubles the capacity; `hash(entry)` gives back each entry's hash.
+    mutating func grow(_ hash: (UInt32) -> UInt32) {
+        let old = self
+        self = HashIndex(capacityFor: (old.mask + 1))
+        for s in 0...old.mask where old.ctrl[s] & 0x80 == 0 {
+            let e = old.slots[s]
+            let h = hash(e)
+            let (_, slot) = find(h) { _ in false }
+            insert(at: slot, h, e)
+        }
+        old.release()
+    }
+}

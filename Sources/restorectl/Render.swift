@@ -39,15 +39,15 @@ struct Renderer {
     }
 
     /// One line per value; records open a block indented by two more spaces.
-    func entryLines(_ entries: [ArchiveEntry], indent: Int, into out: inout [String]) {
+    func entryLines(_ entries: [ArchiveEntry], indent: Int, into out: inout [String], top: Bool = true) {
         let pad = String(repeating: " ", count: indent)
-        if entries.isEmpty && indent <= 4 { out.append(pad + "(no values)") }
+        if entries.isEmpty && top { out.append(pad + "(no values)") }
         for e in entries {
             let key = Text.escaped(e.key)
             switch e.value {
             case .record(let sub):
                 out.append("\(pad)\(key): record {")
-                entryLines(sub, indent: indent + 2, into: &out)
+                entryLines(sub, indent: indent + 2, into: &out, top: false)
                 out.append("\(pad)}")
             default:
                 out.append("\(pad)\(key): \(typeAndValue(e.value))")

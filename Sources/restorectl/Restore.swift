@@ -473,7 +473,6 @@ struct RestoreResult {
     }
 
     func json(file: String) -> JSON {
-        let skippedSet = self.skippedSet
         var objects: [JSON] = []
         for (k, rec) in order.enumerated() {
             let o = outcome(rec)
@@ -498,7 +497,6 @@ struct RestoreResult {
                      ("outcome", .string("skipped")),
                      ("reason", .string(why))])
         }
-        _ = skippedSet
         return .object([
             ("archive", .string(file)),
             ("info", .object([
