@@ -10,6 +10,9 @@
 //   RestorationC        the C ABI (@c @implementation of Include/restoration.h) -> librestoration.so
 //   Restoration         the Swift API (StateRestoring, RestorationEngine, RestorationCoder)
 import PackageDescription
+import Foundation
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 
 // The hot paths (codec, coder, C ABI) skip Swift's dynamic exclusivity
 // checks in release builds: they are single-threaded under the engine lock,
@@ -40,7 +43,12 @@ let package = Package(
         .target(name: "RestorationArchive", swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
-        .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"], swiftSettings: hotPath),
+        // librestoration.so: a SONAME, and only the rst_* symbols exported.
+        .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"],
+                exclude: ["exports.map"], swiftSettings: hotPath,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=librestoration.so",
+                                               "-Xlinker", "--version-script=\(packageRoot)/Sources/RestorationC/exports.map"],
+                                              .when(platforms: [.linux]))]),
         .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).
         .target(name: "RestorationPluginKit", dependencies: ["CRestoration"]),

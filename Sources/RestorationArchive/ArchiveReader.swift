@@ -20,9 +20,11 @@ public final class ArchiveReader {
     @usableFromInline let _records: UnsafePointer<RecordInfo>
     @usableFromInline let _keys: UnsafePointer<StrRef>
     @usableFromInline let _names: UnsafePointer<StrRef>
-    @usableFromInline let _keySlots: UnsafePointer<UInt64>
+    @usableFromInline let _keyCtrl: UnsafePointer<UInt8>
+    @usableFromInline let _keySlots: UnsafePointer<UInt32>
     @usableFromInline let _keyMask: Int
-    @usableFromInline let _nameSlots: UnsafePointer<UInt64>
+    @usableFromInline let _nameCtrl: UnsafePointer<UInt8>
+    @usableFromInline let _nameSlots: UnsafePointer<UInt32>
     @usableFromInline let _nameMask: Int
     @usableFromInline let _refStart: UnsafePointer<Int32>
     @usableFromInline let _refs: UnsafePointer<Int32>
@@ -35,7 +37,7 @@ public final class ArchiveReader {
     }
 
     public convenience init(bytes: [UInt8]) throws(ArchiveFailure) {
-        let r: Result<(ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)), ArchiveFailure> =
+        let r: Result<(ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int)), ArchiveFailure> =
             bytes.withUnsafeBytes { buf in
                 do throws(ArchiveFailure) {
                     return .success(try ArchiveReader.validate(buf))
@@ -47,14 +49,14 @@ public final class ArchiveReader {
         self.init(storage: st, info: info, forward: forward, masks: masks)
     }
 
-    /// masks: (byteCount, keyCount, nameCount, keyMask, nameMask)
+    /// counts: (byteCount, keyCount, nameCount)
     static func validate(_ buf: UnsafeRawBufferPointer) throws(ArchiveFailure)
-        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)) {
+        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int)) {
         let (st, info, forward, counts) = try Validator.runForReader(buf)
         return (st, info, forward, counts)
     }
 
-    init(storage st: ReaderStorage, info: ArchiveInfo, forward: Bool, masks: (Int, Int, Int, Int, Int)) {
+    init(storage st: ReaderStorage, info: ArchiveInfo, forward: Bool, masks: (Int, Int, Int)) {
         self.info = info
         _storage = st
         _base = UnsafeRawPointer(st.bytes!)
@@ -62,13 +64,16 @@ public final class ArchiveReader {
         _recordCount = Int(info.objectCount)
         _keyCount = masks.1
         _nameCount = masks.2
-        _keyMask = masks.3
-        _nameMask = masks.4
         _records = UnsafePointer(st.records!)
         _keys = UnsafePointer(st.keys!)
         _names = UnsafePointer(st.names!)
-        _keySlots = UnsafePointer(st.keySlots!)
-        _nameSlots = UnsafePointer(st.nameSlots!)
+        let ki = st.keyIndex!, ni = st.nameIndex!
+        _keyCtrl = UnsafePointer(ki.ctrl)
+        _keySlots = UnsafePointer(ki.slots)
+        _keyMask = ki.mask
+        _nameCtrl = UnsafePointer(ni.ctrl)
+        _nameSlots = UnsafePointer(ni.slots)
+        _nameMask = ni.mask
         _refStart = UnsafePointer(st.refStart!)
         _refs = UnsafePointer(st.refs!)
         _hasForwardReferences = forward
@@ -169,33 +174,25 @@ public final class ArchiveReader {
     }
 
     @inlinable @inline(__always)
-    func _lookup(_ slots: UnsafePointer<UInt64>, _ mask: Int, _ strs: UnsafePointer<StrRef>,
-                 _ utf8: UnsafeRawBufferPointer) -> UInt32? {
+    func _lookup(_ ctrl: UnsafePointer<UInt8>, _ slots: UnsafePointer<UInt32>, _ mask: Int,
+                 _ strs: UnsafePointer<StrRef>, _ utf8: UnsafeRawBufferPointer) -> UInt32? {
         let n = utf8.count
-        let h = hashBytes(utf8.baseAddress, n)
-        var i = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let e = slots[i]
-            if e == 0 { return nil }
-            if UInt32(truncatingIfNeeded: e &>> 32) == h {
-                let idx = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) &- 1
-                let s = strs[idx]
-                if Int(s.len) == n && bytesEqual(_base + Int(s.start), utf8.baseAddress, n) {
-                    return UInt32(truncatingIfNeeded: idx)
-                }
-            }
-            i = (i &+ 1) & mask
-        }
+        let p = utf8.baseAddress
+        let base = _base
+        return HashIndex.find(ctrl, slots, mask, hashBytes(p, n)) { e in
+            let s = strs[Int(e)]
+            return Int(s.len) == n && bytesEqual(base + Int(s.start), p, n)
+        }.0
     }
 
     /// The index of a key, or nil if the archive has no such key. Allocates nothing.
     @inlinable public func keyIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
-        _lookup(_keySlots, _keyMask, _keys, utf8)
+        _lookup(_keyCtrl, _keySlots, _keyMask, _keys, utf8)
     }
 
     /// The index of a name (identifier or class name), or nil. Allocates nothing.
     @inlinable public func nameIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
-        _lookup(_nameSlots, _nameMask, _names, utf8)
+        _lookup(_nameCtrl, _nameSlots, _nameMask, _names, utf8)
     }
 
     // MARK: - Fields
@@ -414,11 +411,11 @@ public final class ArchiveReader {
 
 extension Validator {
     /// Validates and returns what ArchiveReader keeps:
-    /// (storage, info, hasForwardReferences, (byteCount, keyCount, nameCount, keyMask, nameMask)).
+    /// (storage, info, hasForwardReferences, (byteCount, keyCount, nameCount)).
     static func runForReader(_ input: UnsafeRawBufferPointer) throws(ArchiveFailure)
-        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int, Int, Int)) {
+        -> (ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int)) {
         let (st, info, v) = try runKeepingState(input)
-        return (st, info, v.forward, (v.n, v.keyCount, v.nameCount, v.keyMask, v.nameMask))
+        return (st, info, v.forward, (v.n, v.keyCount, v.nameCount))
     }
 }
 

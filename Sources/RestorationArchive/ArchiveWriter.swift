@@ -21,9 +21,8 @@ func growCapacity(_ current: Int, _ needed: Int) -> Int {
 
 // MARK: - Intern table
 
-/// Interned byte strings: an arena, the start of each string in it, and an
-/// open-addressing hash table of (hash << 32 | index + 1). Lookups of a known
-/// string allocate nothing.
+/// Interned byte strings: an arena, the start of each string in it, and a
+/// hash index over them. Lookups of a known string allocate nothing.
 @usableFromInline
 struct InternTable {
     @usableFromInline var arena: UnsafeMutableRawPointer
@@ -33,8 +32,7 @@ struct InternTable {
     @usableFromInline var starts: UnsafeMutablePointer<Int>
     @usableFromInline var count: Int
     @usableFromInline var startsCap: Int
-    @usableFromInline var slots: UnsafeMutablePointer<UInt64>
-    @usableFromInline var mask: Int
+    @usableFromInline var index: HashIndex
 
     init(expected: Int) {
         let e = max(16, min(expected, 1 << 24))
@@ -45,11 +43,7 @@ struct InternTable {
         starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
         starts[0] = 0
         count = 0
-        var s = 32
-        while s < e * 2 { s *= 2 }
-        slots = UnsafeMutablePointer<UInt64>.allocate(capacity: s)
-        slots.initialize(repeating: 0, count: s)
-        mask = s - 1
+        index = HashIndex(capacityFor: e)
     }
 
     init(copying o: InternTable) {
@@ -61,15 +55,13 @@ struct InternTable {
         starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
         starts.initialize(from: o.starts, count: o.count + 1)
         count = o.count
-        slots = UnsafeMutablePointer<UInt64>.allocate(capacity: o.mask + 1)
-        slots.initialize(from: o.slots, count: o.mask + 1)
-        mask = o.mask
+        index = HashIndex(copying: o.index)
     }
 
     func release() {
         arena.deallocate()
         starts.deallocate()
-        slots.deallocate()
+        index.release()
     }
 
     @inlinable @inline(__always)
@@ -82,19 +74,13 @@ struct InternTable {
         let n = s.count
         let base = s.baseAddress
         let h = hashBytes(base, n)
-        var i = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let e = slots[i]
-            if e == 0 { return insert(s, h, i) }
-            if UInt32(truncatingIfNeeded: e &>> 32) == h {
-                let idx = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) &- 1
-                let st = starts[idx]
-                if starts[idx &+ 1] &- st == n && bytesEqual(arena + st, base, n) {
-                    return UInt32(truncatingIfNeeded: idx)
-                }
-            }
-            i = (i &+ 1) & mask
+        let arena = self.arena, starts = self.starts
+        let (found, slot) = index.find(h) { e in
+            let st = starts[Int(e)]
+            return starts[Int(e) &+ 1] &- st == n && bytesEqual(arena + st, base, n)
         }
+        if let f = found { return f }
+        return insert(s, h, slot)
     }
 
     @usableFromInline @inline(never)
@@ -121,26 +107,12 @@ struct InternTable {
         let idx = count
         count += 1
         starts[count] = arenaCount
-        slots[slot] = (UInt64(h) << 32) | UInt64(idx + 1)
-        if count * 2 > mask + 1 { rehash() }
-        return UInt32(truncatingIfNeeded: idx)
-    }
-
-    mutating func rehash() {
-        let size = (mask + 1) * 2
-        let ns = UnsafeMutablePointer<UInt64>.allocate(capacity: size)
-        ns.initialize(repeating: 0, count: size)
-        let nmask = size - 1
-        for j in 0...mask {
-            let e = slots[j]
-            if e == 0 { continue }
-            var i = Int(truncatingIfNeeded: e &>> 32) & nmask
-            while ns[i] != 0 { i = (i + 1) & nmask }
-            ns[i] = e
+        index.insert(at: slot, h, UInt32(truncatingIfNeeded: idx))
+        if index.needsGrowth {
+            let arena = self.arena, starts = self.starts
+            index.grow { e in hashBytes(arena + starts[Int(e)], starts[Int(e) + 1] - starts[Int(e)]) }
         }
-        slots.deallocate()
-        slots = ns
-        mask = nmask
+        return UInt32(truncatingIfNeeded: idx)
     }
 
     /// Forgets every string, keeping the memory.
@@ -148,7 +120,7 @@ struct InternTable {
         arenaCount = 0
         count = 0
         starts[0] = 0
-        slots.update(repeating: 0, count: mask + 1)
+        index.removeAll()
     }
 
     /// Bytes of this table in the archive: each string as varint length + bytes.

@@ -30,14 +30,14 @@ final class ReaderStorage {
     var bytes: UnsafeMutableRawPointer?
     var keys: UnsafeMutablePointer<StrRef>?
     var names: UnsafeMutablePointer<StrRef>?
-    var keySlots: UnsafeMutablePointer<UInt64>?
-    var nameSlots: UnsafeMutablePointer<UInt64>?
+    var keyIndex: HashIndex?
+    var nameIndex: HashIndex?
     var records: UnsafeMutablePointer<RecordInfo>?
     var refStart: UnsafeMutablePointer<Int32>?
     var refs: UnsafeMutablePointer<Int32>?
     // Scratch, freed when validation ends.
     var nameFlags: UnsafeMutablePointer<UInt8>?
-    var pathSlots: UnsafeMutablePointer<UInt64>?
+    var pathIndex: HashIndex?
     var keyStack: UnsafeMutablePointer<UInt32>?
     var frames: UnsafeMutablePointer<Frame>?
 
@@ -45,7 +45,7 @@ final class ReaderStorage {
 
     func freeScratch() {
         nameFlags?.deallocate(); nameFlags = nil
-        pathSlots?.deallocate(); pathSlots = nil
+        pathIndex?.release(); pathIndex = nil
         keyStack?.deallocate(); keyStack = nil
         frames?.deallocate(); frames = nil
     }
@@ -54,20 +54,13 @@ final class ReaderStorage {
         bytes?.deallocate()
         keys?.deallocate()
         names?.deallocate()
-        keySlots?.deallocate()
-        nameSlots?.deallocate()
+        keyIndex?.release()
+        nameIndex?.release()
         records?.deallocate()
         refStart?.deallocate()
         refs?.deallocate()
         freeScratch()
     }
-}
-
-/// Size of an open-addressing table for `n` entries: a power of two >= 2n.
-func tableSize(_ n: Int) -> Int {
-    var s = 16
-    while s < n * 2 { s *= 2 }
-    return s
 }
 
 struct Validator {
@@ -84,10 +77,6 @@ struct Validator {
     var objectCount = 0
     var keys: UnsafeMutablePointer<StrRef>
     var names: UnsafeMutablePointer<StrRef>
-    var keySlots: UnsafeMutablePointer<UInt64>
-    var keyMask = 0
-    var nameSlots: UnsafeMutablePointer<UInt64>
-    var nameMask = 0
     var nameFlags: UnsafeMutablePointer<UInt8>
     var records: UnsafeMutablePointer<RecordInfo>
     var refStart: UnsafeMutablePointer<Int32>
@@ -120,8 +109,6 @@ struct Validator {
         func one<T>(_ t: T.Type) -> UnsafeMutablePointer<T> { UnsafeMutablePointer<T>.allocate(capacity: 1) }
         keys = one(StrRef.self); st.keys = keys
         names = one(StrRef.self); st.names = names
-        keySlots = one(UInt64.self); st.keySlots = keySlots
-        nameSlots = one(UInt64.self); st.nameSlots = nameSlots
         nameFlags = one(UInt8.self); st.nameFlags = nameFlags
         records = one(RecordInfo.self); st.records = records
         refStart = one(Int32.self); st.refStart = refStart
@@ -366,16 +353,11 @@ struct Validator {
         names = UnsafeMutablePointer<StrRef>.allocate(capacity: max(1, nameCount)); st.names = names
         nameFlags.deallocate(); st.nameFlags = nil
         nameFlags = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, nameCount)); st.nameFlags = nameFlags
-        let ks = tableSize(keyCount)
-        keySlots.deallocate(); st.keySlots = nil
-        keySlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ks); st.keySlots = keySlots
-        keySlots.initialize(repeating: 0, count: ks)
-        keyMask = ks - 1
-        let ns = tableSize(nameCount)
-        nameSlots.deallocate(); st.nameSlots = nil
-        nameSlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ns); st.nameSlots = nameSlots
-        nameSlots.initialize(repeating: 0, count: ns)
-        nameMask = ns - 1
+        st.keyIndex = HashIndex(capacityFor: keyCount)
+        st.nameIndex = HashIndex(capacityFor: nameCount)
+        // Local copies of the indexes (same memory, owned by the storage).
+        var keyIndex = st.keyIndex.unsafelyUnwrapped
+        var nameIndex = st.nameIndex.unsafelyUnwrapped
 
         for i in 0..<keyCount {
             let at = pos
@@ -391,7 +373,7 @@ struct Validator {
             try checkText(l, "key")
             let r = StrRef(start: UInt32(pos), len: UInt32(l))
             keys[i] = r
-            if let dup = insert(keySlots, keyMask, keys, i) {
+            if let dup = insert(&keyIndex, keys, i) {
                 throw corrupt("key \(i) '\(string(r))' repeats key \(dup) in the key table", at: at)
             }
             pos += l
@@ -418,33 +400,28 @@ struct Validator {
         }
         // A tight second pass, so that the cache misses of the hash table overlap.
         for i in 0..<nameCount {
-            if let dup = insert(nameSlots, nameMask, names, i) {
+            if let dup = insert(&nameIndex, names, i) {
                 let r = names[i]
                 throw corrupt("name \(i) '\(string(r))' repeats name \(dup) in the name table", at: Int(r.start) - 1)
             }
         }
     }
 
-    /// Inserts string i into a hash table; returns the index of an equal
+    /// Inserts string i into a hash index; returns the index of an equal
     /// string already there.
-    func insert(_ slots: UnsafeMutablePointer<UInt64>, _ mask: Int, _ strs: UnsafeMutablePointer<StrRef>, _ i: Int) -> Int? {
+    func insert(_ index: inout HashIndex, _ strs: UnsafeMutablePointer<StrRef>, _ i: Int) -> Int? {
         let r = strs[i]
         let p = b + Int(r.start)
-        let h = hashBytes(p, Int(r.len))
-        var s = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let e = slots[s]
-            if e == 0 {
-                slots[s] = (UInt64(h) << 32) | UInt64(i + 1)
-                return nil
-            }
-            if UInt32(truncatingIfNeeded: e >> 32) == h {
-                let j = Int(truncatingIfNeeded: e & 0xFFFF_FFFF) - 1
-                let o = strs[j]
-                if o.len == r.len && bytesEqual(b + Int(o.start), p, Int(r.len)) { return j }
-            }
-            s = (s + 1) & mask
+        let n = Int(r.len)
+        let h = hashBytes(p, n)
+        let b = self.b
+        let (found, slot) = index.find(h) { e in
+            let o = strs[Int(e)]
+            return Int(o.len) == n && bytesEqual(b + Int(o.start), p, n)
         }
+        if let f = found { return Int(f) }
+        index.insert(at: slot, h, UInt32(i))
+        return nil
     }
 
     // MARK: - Records
@@ -462,11 +439,6 @@ struct Validator {
         refCap = max(16, min(objectCount, remaining / 2))
         refs.deallocate(); st.refs = nil
         refs = UnsafeMutablePointer<Int32>.allocate(capacity: refCap); st.refs = refs
-        let ps = tableSize(objectCount)
-        let pathSlots = UnsafeMutablePointer<UInt64>.allocate(capacity: ps); st.pathSlots = pathSlots
-        pathSlots.initialize(repeating: 0, count: ps)
-        let pathMask = UInt64(ps - 1)
-        let pathShift = UInt64(64 - ps.trailingZeroBitCount)
 
         firstRecordAt = pos
         for i in 0..<objectCount {
@@ -533,20 +505,24 @@ struct Validator {
         // Duplicate paths: (parent, identifier) pairs seen twice. Names are
         // unique in the name table, so equal identifiers have equal indexes.
         // A tight separate pass, so that the cache misses overlap.
+        st.pathIndex = HashIndex(capacityFor: objectCount)
+        var paths = st.pathIndex.unsafelyUnwrapped
+        defer { st.pathIndex = paths }
+        let records = self.records
         for i in 0..<objectCount {
             let rec = records[i]
-            let pk = (UInt64(1) << 63) | (UInt64(UInt32(bitPattern: rec.parent &+ 1)) << 32) | UInt64(rec.identifier)
-            var s = Int(truncatingIfNeeded: (pk &* 0x9E37_79B9_7F4A_7C15) >> pathShift) & Int(pathMask)
-            while true {
-                let e = pathSlots[s]
-                if e == 0 { pathSlots[s] = pk; break }
-                if e == pk {
-                    record = i
-                    pathKnown = true
-                    throw corrupt("the path is already used by an earlier record", at: recordStart(i))
-                }
-                s = (s + 1) & Int(pathMask)
+            let pk = (UInt64(UInt32(bitPattern: rec.parent)) << 32) | UInt64(rec.identifier)
+            let h = UInt32(truncatingIfNeeded: (pk &* 0x9E37_79B9_7F4A_7C15) >> 32)
+            let (found, slot) = paths.find(h) { e in
+                let o = records[Int(e)]
+                return o.parent == rec.parent && o.identifier == rec.identifier
             }
+            if found != nil {
+                record = i
+                pathKnown = true
+                throw corrupt("the path is already used by an earlier record", at: recordStart(i))
+            }
+            paths.insert(at: slot, h, UInt32(i))
         }
         record = -1
     }

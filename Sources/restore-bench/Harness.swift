@@ -218,9 +218,13 @@ struct Options {
     var naturalKeyed = false
     var seed: UInt64 = 0x5EED_2026
     var extras = true
+    /// Contestant keys to run (engine, nskeyed, plist, json; nskeyed-natural via --natural-nskeyed).
+    var formats: Set<String> = ["engine", "nskeyed", "plist", "json"]
+    static let formatKeys = ["engine", "nskeyed", "plist", "json"]
 
     static let usage = """
     usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
+                         [--formats engine,nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
 
       --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
@@ -232,6 +236,8 @@ struct Options {
       --no-extras        skip the engine's extra cases (micro loop, plugins,
                          deep chain, fan-out, depth limit); the per-N file
                          save still runs
+      --formats a,b,...  only these of engine,nskeyed,plist,json (default all;
+                         a ratio needs the engine and that baseline)
       --seed S           graph seed (default \(0x5EED_2026))
 
     Progress goes to stderr. Build with -c release. RESTORE_BENCH_MEMORY=sampled
@@ -268,6 +274,13 @@ struct Options {
                 guard let r = Int(try value()), r >= 1, r <= 1000 else { throw BenchError("--runs: expected 1...1000") }
                 o.runs = r
                 runsGiven = true
+            case "--formats":
+                let list = try value().split(separator: ",").map(String.init)
+                for f in list where !formatKeys.contains(f) {
+                    throw BenchError("--formats: \(f) is not one of \(formatKeys.joined(separator: ", "))")
+                }
+                guard !list.isEmpty else { throw BenchError("--formats: empty list") }
+                o.formats = Set(list)
             case "--seed":
                 guard let s = UInt64(try value()) else { throw BenchError("--seed: expected an unsigned integer") }
                 o.seed = s

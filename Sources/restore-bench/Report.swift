@@ -176,7 +176,8 @@ extension String {
 // MARK: - Checks
 
 /// Every target of the issue, at N = 100,000, with its verdict.
-func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: Bool) -> [Check] {
+func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: Bool,
+                    engineAbsence: String = "engine not in this build") -> [Check] {
     var checks: [Check] = []
     func add(_ target: String, _ measured: String, _ pass: Bool?) {
         checks.append(Check(target: target, measured: measured, verdict: pass.map { $0 ? "PASS" : "MISS" } ?? "n/a"))
@@ -186,7 +187,7 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: 
     func format(_ s: SizeResult?, _ key: String) -> FormatResult? {
         s?.formats.first { $0.key == key && $0.problem == nil && $0.verified }
     }
-    let why = !engineIncluded ? "engine not in this build" : (big == nil ? "N = 100,000 not run" : nil)
+    let why = !engineIncluded ? engineAbsence : (big == nil ? "N = 100,000 not run" : nil)
     let engine = format(big, "engine")
     let engineFailed = engineIncluded && big != nil && engine == nil
     func na(_ target: String) {
@@ -227,7 +228,7 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: 
             p.overheadMs <= 25)
     } else if let p = extras?.plugin {
         add(pluginTarget, p.problem ?? "failed", false)
-    } else { add(pluginTarget, engineIncluded ? "not run" : "engine not in this build", nil) }
+    } else { add(pluginTarget, engineIncluded ? "not run (--no-extras)" : engineAbsence, nil) }
 
     // Correctness of the engine cases (not timing targets, but a benchmark of a broken restore is worthless).
     if engineIncluded {

@@ -116,7 +116,7 @@ for n in options.sizes {
     let live = graph.liveNodes()
     var contestants: [Contestant] = []
     var engineFailure: FormatResult?
-    if EngineBench.included {
+    if EngineBench.included && options.formats.contains("engine") {
         do {
             contestants.append(try EngineBench.contestant(graph: graph, live: live, workDir: workDir))
         } catch {
@@ -126,12 +126,18 @@ for n in options.sizes {
                                          verified: false, problem: "set-up failed: \(error)", saveRatio: nil, restoreRatio: nil)
         }
     }
-    contestants.append(KeyedArchiverContestant(graph: graph, natural: false))
+    if options.formats.contains("nskeyed") {
+        contestants.append(KeyedArchiverContestant(graph: graph, natural: false))
+    }
     if options.naturalKeyed && n <= 1_000 {
         contestants.append(KeyedArchiverContestant(graph: graph, natural: true))
     }
-    contestants.append(CodableContestant(graph: graph, live: live, kind: .binaryPlist))
-    contestants.append(CodableContestant(graph: graph, live: live, kind: .json))
+    if options.formats.contains("plist") {
+        contestants.append(CodableContestant(graph: graph, live: live, kind: .binaryPlist))
+    }
+    if options.formats.contains("json") {
+        contestants.append(CodableContestant(graph: graph, live: live, kind: .json))
+    }
 
     var formats = runContestants(contestants, n: n, options: options)
     if let f = engineFailure { formats.insert(f, at: 0) }
@@ -145,11 +151,13 @@ for n in options.sizes {
 }
 
 var extras: EngineExtras?
-if EngineBench.included && options.extras {
+if EngineBench.included && options.extras && options.formats.contains("engine") {
     extras = EngineBench.extras(options: options, workDir: workDir)
 }
 
-let checks = evaluateChecks(sizes: sizeResults, extras: extras, engineIncluded: EngineBench.included)
+let engineRun = EngineBench.included && options.formats.contains("engine")
+let checks = evaluateChecks(sizes: sizeResults, extras: extras, engineIncluded: engineRun,
+                            engineAbsence: EngineBench.included ? "engine not selected (--formats)" : "engine not in this build")
 let report = Report(
     date: ISO8601DateFormatter().string(from: Date()),
     machine: machineDescription(),
@@ -157,9 +165,10 @@ let report = Report(
     build: buildKind,
     options: ["sizes": options.sizes.map(String.init).joined(separator: ","), "runs": String(options.runs),
               "quick": String(options.quick), "natural-nskeyed": String(options.naturalKeyed),
-              "extras": String(options.extras), "seed": String(options.seed)],
+              "extras": String(options.extras), "seed": String(options.seed),
+              "formats": Options.formatKeys.filter(options.formats.contains).joined(separator: ",")],
     memoryMethod: Memory.mode.rawValue,
-    engineIncluded: EngineBench.included,
+    engineIncluded: engineRun,
     engineNote: EngineBench.note,
     notes: notes,
     sizes: sizeResults,

@@ -437,6 +437,32 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(count, 0)
     }
 
+    func testLookupsInLargeTables() throws {
+        var w = ArchiveWriter(estimatedObjects: 10)
+        let n = 5000
+        w.begin("root")
+        try w.endObject()
+        for i in 1..<n {
+            w.begin("item\(i)", parent: 0, className: i % 3 == 0 ? "Class\(i % 7)" : nil)
+            try w.writeInt(w.key("k\(i % 300)"), Int64(i))
+            try w.endObject()
+        }
+        let r = try ArchiveReader(bytes: try w.finish(info: ArchiveInfo()))
+        XCTAssertEqual(r.recordCount, n)
+        for i in 1..<n {
+            var s = "item\(i)"
+            let idx = try XCTUnwrap(s.withUTF8 { r.nameIndex(UnsafeRawBufferPointer($0)) })
+            XCTAssertEqual(r.identifier(ofRecord: i), idx)
+            XCTAssertEqual(r.path(ofRecord: i), "root/item\(i)")
+        }
+        for i in 0..<300 { XCTAssertEqual(r.key("k\(i)").map { r.keyName($0) }, "k\(i)") }
+        for miss in ["item0", "item\(n)", "k300", "", "x"] {
+            var s = miss
+            XCTAssertNil(s.withUTF8 { r.nameIndex(UnsafeRawBufferPointer($0)) }, miss)
+        }
+        XCTAssertNil(r.key("k300"))
+    }
+
     func testInterningIsStable() {
         var w = ArchiveWriter()
         var seen: [String: UInt32] = [:]

@@ -1,1 +1,0 @@
-// TEMPORARY placeholder until this target's owner writes it.
