@@ -32,6 +32,8 @@ struct InternTable {
     @usableFromInline var starts: UnsafeMutablePointer<Int>
     @usableFromInline var count: Int
     @usableFromInline var startsCap: Int
+    /// The hash of each string (to grow the index without rehashing).
+    @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
     @usableFromInline var index: HashIndex
 
     init(expected: Int) {
@@ -42,6 +44,7 @@ struct InternTable {
         startsCap = e + 2
         starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
         starts[0] = 0
+        hashes = UnsafeMutablePointer<UInt32>.allocate(capacity: startsCap)
         count = 0
         index = HashIndex(capacityFor: e)
     }
@@ -54,6 +57,8 @@ struct InternTable {
         startsCap = o.startsCap
         starts = UnsafeMutablePointer<Int>.allocate(capacity: startsCap)
         starts.initialize(from: o.starts, count: o.count + 1)
+        hashes = UnsafeMutablePointer<UInt32>.allocate(capacity: startsCap)
+        hashes.initialize(from: o.hashes, count: o.count)
         count = o.count
         index = HashIndex(copying: o.index)
     }
@@ -61,6 +66,7 @@ struct InternTable {
     func release() {
         arena.deallocate()
         starts.deallocate()
+        hashes.deallocate()
         index.release()
     }
 
@@ -102,16 +108,18 @@ struct InternTable {
             st.initialize(from: starts, count: count + 1)
             starts.deallocate()
             starts = st
+            let hs = UnsafeMutablePointer<UInt32>.allocate(capacity: newCap)
+            hs.initialize(from: hashes, count: count)
+            hashes.deallocate()
+            hashes = hs
             startsCap = newCap
         }
         let idx = count
         count += 1
         starts[count] = arenaCount
+        hashes[idx] = h
         index.insert(at: slot, h, UInt32(truncatingIfNeeded: idx))
-        if index.needsGrowth {
-            let arena = self.arena, starts = self.starts
-            index.grow { e in hashBytes(arena + starts[Int(e)], starts[Int(e) + 1] - starts[Int(e)]) }
-        }
+        if index.needsGrowth { index.grow(hashes: hashes) }
         return UInt32(truncatingIfNeeded: idx)
     }
 
@@ -145,9 +153,6 @@ struct SavedFrame {
     }
 }
 
-/// Records above this many keys switch from a linear scan to a dictionary.
-@usableFromInline let smallRecordKeys = 16
-
 @usableFromInline
 struct WriterCore {
     // The records section.
@@ -170,11 +175,15 @@ struct WriterCore {
     /// Frames below the current one, indexed by depth.
     @usableFromInline var saved: UnsafeMutablePointer<SavedFrame>
     /// Key -> tag of frames with more than `smallRecordKeys` values, by depth.
+    /// Smaller records are searched linearly in fkeys.
     @usableFromInline var bigSets: [[UInt32: UInt8]]
     @usableFromInline var recordCount: Int
     @usableFromInline var maxRef: Int
     /// The first error of a call that cannot throw; `finish` reports it.
     @usableFromInline var sticky: WriteFailure?
+
+    /// Records above this many keys switch from a linear scan to a dictionary.
+    @inlinable static var smallRecordKeys: Int { 16 }
 
     init(estimatedObjects: Int) {
         let est = max(0, min(estimatedObjects, ArchiveLimits.maxObjects))
@@ -183,7 +192,7 @@ struct WriterCore {
         count = 0
         keys = InternTable(expected: 64)
         // Identifiers usually repeat across parents ("row0", "row1", ...):
-        // start small, the table grows (rehashing) when they do not.
+        // start small; the table grows when they do not.
         names = InternTable(expected: max(64, est / 8))
         fCap = 256
         fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
@@ -310,7 +319,7 @@ struct WriterCore {
         if _slowPath(fTop == fCap) { growKeys() }
         fkeys[fTop] = UInt64(key) | (UInt64(tag) &<< 32)
         fTop &+= 1
-        if _slowPath(fBig || fTop &- fStart > smallRecordKeys) { noteBig(key, tag) }
+        if _slowPath(fBig || fTop &- fStart > WriterCore.smallRecordKeys) { noteBig(key, tag) }
     }
 
     /// Forgets the last key pushed (a value that was not committed).

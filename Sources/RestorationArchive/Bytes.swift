@@ -474,16 +474,16 @@ struct HashIndex {
 
     @inlinable var needsGrowth: Bool { count &* 2 > mask }
 
-    /// Doubles the capacity; `hash(entry)` gives back each entry's hash.
-    mutating func grow(_ hash: (UInt32) -> UInt32) {
-        let old = self
-        self = HashIndex(capacityFor: (old.mask + 1))
-        for s in 0...old.mask where old.ctrl[s] & 0x80 == 0 {
-            let e = old.slots[s]
-            let h = hash(e)
+    /// Doubles the capacity, re-inserting entries 0 ..< count whose hashes
+    /// are `hashes[entry]`.
+    mutating func grow(hashes: UnsafePointer<UInt32>) {
+        let n = count
+        release()
+        self = HashIndex(capacityFor: mask + 1)
+        for e in 0..<n {
+            let h = hashes[e]
             let (_, slot) = find(h) { _ in false }
-            insert(at: slot, h, e)
+            insert(at: slot, h, UInt32(truncatingIfNeeded: e))
         }
-        old.release()
     }
 }
