@@ -79,7 +79,8 @@ extern "C" {
 #define RST_MAX_CLASS_NAME_BYTES  255u     /**< one class name, UTF-8 bytes */
 #define RST_MAX_KEY_BYTES         255u     /**< one key, UTF-8 bytes */
 #define RST_MAX_RECORD_DEPTH      32u      /**< nested records inside one object */
-#define RST_MAX_TREE_DEPTH        65536u   /**< parent chain length (a root is depth 0) */
+#define RST_MAX_TREE_DEPTH        65536u   /**< objects in one parent chain: depths 0 (a root)
+                                                 to RST_MAX_TREE_DEPTH - 1 */
 #define RST_MAX_VALUES_PER_RECORD 65536u   /**< keys in one object or nested record */
 #define RST_MAX_OBJECTS           16777216u /**< objects in one archive */
 /**@}*/

@@ -445,6 +445,64 @@ final class EngineContestant: Contestant {
     }
 }
 
+// MARK: - The host's share
+
+/// What the host itself costs inside save and restore, with no engine: the
+/// save floor reads every value the encode callback reads, the same way
+/// (withCString, withUnsafeBytes, the reference's rst_object); the restore
+/// floor allocates the objects the factories allocate and builds every value
+/// the decode callbacks build (String, Data, [Int64], links, `finished`).
+/// It tells how much of a time target the engine has left.
+func hostFloor(live: [Node], graph: Graph, preregistered: Int, runs: Int) -> (save: Stats, restore: Stats) {
+    var saves: [Double] = [], restores: [Double] = []
+    var sink = 0
+    let parents = graph.objects.map(\.parent), refs = graph.objects.map(\.ref)
+    for run in 0...runs {
+        let ts = Clock.time {
+            for n in live {
+                sink &+= n.flag ? 1 : 0
+                sink &+= Int(truncatingIfNeeded: n.number) &+ Int(truncatingIfNeeded: n.ratio.bitPattern)
+                sink &+= n.title.withCString { Int($0[0]) }
+                sink &+= n.blob.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in Int(raw[0]) }
+                if let r = n.ref { sink &+= Int(bitPattern: r.object) }
+                sink &+= n.noteText.withCString { Int($0[0]) } &+ Int(truncatingIfNeeded: n.noteCount)
+                sink &+= n.rows.withUnsafeBufferPointer { Int(truncatingIfNeeded: $0[0]) }
+            }
+        }
+        // The pre-registered half exists before the restore, as in the engine's case.
+        let pre = (0..<preregistered).map { i in
+            Node(identifier: live[i].identifier, className: live[i].className, parent: nil, index: i)
+        }
+        var made: [Node] = []
+        made.reserveCapacity(live.count)
+        let tr = Clock.time {
+            for (i, src) in live.enumerated() {
+                let n = i < preregistered ? pre[i]
+                    : Node(identifier: src.identifier.withCString { String(cString: $0) }, className: src.className,
+                           parent: nil, index: -1)
+                n.parent = parents[i] < 0 ? nil : made[parents[i]]
+                n.flag = src.flag
+                n.number = src.number
+                n.ratio = src.ratio
+                n.title = src.title.withCString { String(decoding: UnsafeRawBufferPointer(start: $0, count: 16), as: UTF8.self) }
+                n.blob = src.blob.withUnsafeBytes { Data(bytes: $0.baseAddress!, count: $0.count) }
+                n.ref = refs[i] < 0 ? nil : made[refs[i]]
+                n.noteText = src.noteText.withCString { String(cString: $0) }
+                n.noteCount = src.noteCount
+                var rows = [Int64](repeating: 0, count: 4)
+                src.rows.withUnsafeBufferPointer { b in rows.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: b.baseAddress!, count: 4) } }
+                n.rows = rows
+                made.append(n)
+            }
+            for n in made { n.finished = true }
+        }
+        if run > 0 { saves.append(ts * 1000); restores.append(tr * 1000) }
+        sink &+= made.count
+    }
+    if sink == 42 { Log.say("") }       // keeps the loops observable
+    return (Stats(ms: saves), Stats(ms: restores))
+}
+
 // MARK: - Entry points used by main.swift
 
 enum EngineBench {
@@ -468,6 +526,9 @@ enum EngineBench {
             if let s = r.save?.median { x.nsPerEncodedValue = s * 1e6 / Double(8 * n) }
             if let d = r.restore?.median { x.nsPerDecodedValue = d * 1e6 / Double(8 * n) }
         }
+        let floor = hostFloor(live: e.live, graph: e.graph, preregistered: e.preregisterCount, runs: runs)
+        x.hostSaveFloor = floor.save
+        x.hostRestoreFloor = floor.restore
         do {
             let (stats, bytes) = try e.timeFileSave(runs: runs)
             x.fileSave = stats
@@ -475,8 +536,39 @@ enum EngineBench {
         } catch {
             x.problem = "file save: \(error)"
         }
-        e.close()
         return x
+    }
+
+    /// Destroys the contestant's engines and frees its archive.
+    static func close(_ c: Contestant) { (c as? EngineContestant)?.close() }
+
+    /// The linear-growth check from interleaved runs: small save, large save,
+    /// small restore, large restore, `runs` times, so that both sizes see the
+    /// same machine (the per-N tables are minutes apart on a shared machine).
+    static func growth(small: Contestant, large: Contestant, runs: Int) -> GrowthResult {
+        var times: [[Double]] = [[], [], [], []]       // small save, large save, small restore, large restore
+        var problem: String?
+        do {
+            for _ in 0..<runs {
+                for (k, c) in [small, large].enumerated() {
+                    try c.prepareSave()
+                    times[k].append(try Clock.time { _ = try c.save() } * 1000)
+                }
+                for (k, c) in [small, large].enumerated() {
+                    try c.prepareRestore()
+                    times[2 + k].append(try Clock.time { try c.restore() } * 1000)
+                    c.endRestore()
+                }
+            }
+        } catch {
+            problem = "interleaved runs failed: \(error)"
+        }
+        let st = times.map { Stats(ms: $0) }
+        let n = { (c: Contestant) in (c as? EngineContestant)?.graph.count ?? 0 }
+        return GrowthResult(smallN: n(small), largeN: n(large), runs: st[0].samples.count,
+                            smallSave: st[0], largeSave: st[1], smallRestore: st[2], largeRestore: st[3],
+                            saveRatio: st[1].median / st[0].median, restoreRatio: st[3].median / st[2].median,
+                            problem: problem)
     }
 
     /// The cases beyond the per-N table.
@@ -513,6 +605,10 @@ enum EngineBench {
     }
 
     static func extras(options: Options, workDir: URL) -> EngineExtras { EngineExtras() }
+
+    static func close(_ c: Contestant) {}
+
+    static func growth(small: Contestant, large: Contestant, runs: Int) -> GrowthResult? { nil }
 }
 
 func childShapesMain(runs: Int, seed: UInt64) -> Int32 {

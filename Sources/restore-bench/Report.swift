@@ -15,6 +15,8 @@ struct EngineSizeExtras: Codable {
     var fileSave: Stats?                   // rst_save to a file (temp file, fsync, rename, fsync dir)
     var fileBytes: Int?
     var problem: String?
+    var hostSaveFloor: Stats? = nil        // the host's share of save, no engine (see hostFloor)
+    var hostRestoreFloor: Stats? = nil     // the host's share of restore, no engine
 }
 
 struct MicroResult: Codable {
@@ -70,6 +72,20 @@ struct EngineExtras: Codable {
     var log: [String] = []                 // engine log lines at WARNING and above (first few)
 }
 
+/// The engine at 10,000 and 100,000 objects, runs interleaved.
+struct GrowthResult: Codable {
+    var smallN: Int
+    var largeN: Int
+    var runs: Int
+    var smallSave: Stats
+    var largeSave: Stats
+    var smallRestore: Stats
+    var largeRestore: Stats
+    var saveRatio: Double
+    var restoreRatio: Double
+    var problem: String?
+}
+
 struct SizeResult: Codable {
     var n: Int
     var graph: String
@@ -96,6 +112,7 @@ struct Report: Codable {
     var notes: [String]
     var sizes: [SizeResult]
     var extras: EngineExtras?
+    var growth: GrowthResult?
     var checks: [Check]
     var totalSeconds: Double
 }
@@ -113,7 +130,15 @@ func machineDescription() -> String {
        let colon = line.firstIndex(of: ":") {
         cpu = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
-    return "Linux \(release) \(arch), \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu))"
+    return "Linux \(release) \(arch), \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu), L3 \(l3CacheSize() ?? "?"))"
+}
+
+/// The last-level cache's size from sysfs ("32768K" -> "32 MiB"), if readable.
+func l3CacheSize() -> String? {
+    guard let raw = try? String(contentsOfFile: "/sys/devices/system/cpu/cpu0/cache/index3/size", encoding: .utf8) else { return nil }
+    let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+    if t.hasSuffix("K"), let k = Int(t.dropLast()) { return k % 1024 == 0 ? "\(k / 1024) MiB" : "\(k) KiB" }
+    return t
 }
 
 var swiftVersionText: String {
@@ -176,7 +201,7 @@ extension String {
 // MARK: - Checks
 
 /// Every target of the issue, at N = 100,000, with its verdict.
-func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: Bool,
+func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthResult?, engineIncluded: Bool,
                     engineAbsence: String = "engine not in this build") -> [Check] {
     var checks: [Check] = []
     func add(_ target: String, _ measured: String, _ pass: Bool?) {
@@ -205,10 +230,21 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, engineIncluded: 
         if let b, let ratio = b.restoreRatio { add(tr, fmtRatio(ratio), ratio >= r) } else { b == nil && engine != nil ? add(tr, "\(label) not measured at N = 100,000", nil) : na(tr) }
     }
 
+    // Growth: from the interleaved runs when there are some (both sizes on the
+    // same machine state), else from the per-N tables.
     let e10 = format(ten, "engine")
     for (phase, get) in [("save", { (f: FormatResult) in f.save?.median }), ("restore", { (f: FormatResult) in f.restore?.median })] {
         let target = "linear growth: \(phase) time 100,000 / 10,000 ≤ 12"
-        if let e = engine, let e10, let a = get(e), let b = get(e10), b > 0 {
+        let tables: String? = {
+            guard let e = engine, let e10, let a = get(e), let b = get(e10), b > 0 else { return nil }
+            return String(format: "%.1f", a / b) + " (\(fmtMs(a)) / \(fmtMs(b)) ms)"
+        }()
+        if let g = growth, g.problem == nil, g.smallN == 10_000, g.largeN == 100_000 {
+            let (ratio, a, b) = phase == "save" ? (g.saveRatio, g.largeSave.median, g.smallSave.median)
+                                                : (g.restoreRatio, g.largeRestore.median, g.smallRestore.median)
+            add(target, String(format: "%.1f", ratio) + " (interleaved runs: \(fmtMs(a)) / \(fmtMs(b)) ms"
+                + (tables.map { "; per-N tables: \($0)" } ?? "") + ")", ratio <= 12)
+        } else if let e = engine, let e10, let a = get(e), let b = get(e10), b > 0 {
             add(target, String(format: "%.1f", a / b) + " (\(fmtMs(a)) / \(fmtMs(b)) ms)", a / b <= 12)
         } else if engine != nil && e10 == nil {
             add(target, "N = 10,000 not run", nil)
@@ -288,6 +324,11 @@ func renderMarkdown(_ r: Report) -> String {
             out += "encode \(e.nsPerEncodedValue.map { String(format: "%.1f ns", $0) } ?? "–"), "
             out += "decode \(e.nsPerDecodedValue.map { String(format: "%.1f ns", $0) } ?? "–") "
             out += "(decode includes validation, materialize and finish). "
+            if e.hostSaveFloor != nil || e.hostRestoreFloor != nil {
+                out += "Inside those times, the host's own work without any engine (reading every value the encode callback "
+                out += "reads / allocating and filling the restored objects as the factories and decode callbacks do): "
+                out += "\(fmtStats(e.hostSaveFloor)) ms / \(fmtStats(e.hostRestoreFloor)) ms. "
+            }
             out += "`rst_save` to a file with fsync: \(fmtStats(e.fileSave)) ms"
             if let b = e.fileBytes { out += " (\(fmtInt(b)) bytes)" }
             out += "."
@@ -332,7 +373,7 @@ func renderMarkdown(_ r: Report) -> String {
             if let p = d.problem { out += " **\(p)**" }
             out += "\n\n"
         }
-        for p in x.problems { out += "- **\(p)**\n" }
+        for p in x.problems { out += "- **\(brief(p))**\n" }
         if !x.log.isEmpty {
             out += "Engine log (WARNING and above, first \(x.log.count); the plugin case's restore without plugin_dir "
             out += "skips one record by design):\n\n"
@@ -341,6 +382,14 @@ func renderMarkdown(_ r: Report) -> String {
         }
     }
 
+    if let g = r.growth {
+        out += "## Engine growth, interleaved\n\n"
+        out += "N = \(fmtInt(g.smallN)) and \(fmtInt(g.largeN)) alternating, \(g.runs) runs each: save \(fmtStats(g.smallSave)) vs "
+        out += "\(fmtStats(g.largeSave)) ms (×" + String(format: "%.1f", g.saveRatio) + "), restore \(fmtStats(g.smallRestore)) vs "
+        out += "\(fmtStats(g.largeRestore)) ms (×" + String(format: "%.1f", g.restoreRatio) + ")."
+        if let p = g.problem { out += " **\(brief(p))**" }
+        out += "\n\n"
+    }
     out += "## Targets (N = 100,000)\n\n"
     if !r.sizes.contains(where: { $0.n == 100_000 }) {
         out += "N = 100,000 was not run (--quick or --sizes), so the targets set at that size are n/a.\n\n"
