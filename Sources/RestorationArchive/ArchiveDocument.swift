@@ -169,8 +169,8 @@ public struct ArchiveDocument: Equatable, Sendable {
                     throw WriteFailure.state("\(where_()): parent \(p) is not an earlier object")
                 }
                 depth = depths[p] + 1
-                if depth > ArchiveLimits.maxTreeDepth {
-                    throw WriteFailure.limit("\(where_()): the parent chain is \(depth) deep, more than \(ArchiveLimits.maxTreeDepth)")
+                if depth >= ArchiveLimits.maxTreeDepth {
+                    throw WriteFailure.limit("\(where_()): the parent chain is \(depth + 1) records long, more than \(ArchiveLimits.maxTreeDepth) (RST_MAX_TREE_DEPTH)")
                 }
             }
             depths.append(depth)

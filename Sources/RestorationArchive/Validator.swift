@@ -479,8 +479,9 @@ struct Validator {
             records[i] = RecordInfo(identifier: UInt32(ident), parent: Int32(parent),
                                     classPlusOne: UInt32(cls), depth: Int32(treeDepth),
                                     fieldsStart: 0, fieldsEnd: 0)
-            if treeDepth > ArchiveLimits.maxTreeDepth {
-                throw limit("the parent chain is \(treeDepth) records deep, more than the limit of \(ArchiveLimits.maxTreeDepth)", at: pdAt)
+            // Depths run from 0 (a root) to maxTreeDepth - 1, as the engine registers them.
+            if treeDepth >= ArchiveLimits.maxTreeDepth {
+                throw limit("the parent chain is \(treeDepth + 1) records long, more than the limit of \(ArchiveLimits.maxTreeDepth) (RST_MAX_TREE_DEPTH)", at: pdAt)
             }
             pathKnown = true
 

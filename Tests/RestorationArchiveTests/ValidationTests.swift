@@ -402,11 +402,12 @@ final class ValidationTests: XCTestCase {
             for _ in 1..<n { recs.append(record(ident: 0, delta: 1, fields: [])) }
             return RawArchive(names: ["x"], records: recs).bytes
         }
-        // 65537 records: the last is at depth 65536, the limit.
-        let ok = chain(ArchiveLimits.maxTreeDepth + 1)
+        // 65536 records: the last is at depth 65535, the deepest allowed
+        // (the engine registers the same chain and no deeper).
+        let ok = chain(ArchiveLimits.maxTreeDepth)
         let r = accept(ok)
-        XCTAssertEqual(r?.depth(ofRecord: ArchiveLimits.maxTreeDepth), ArchiveLimits.maxTreeDepth)
-        expectFailure(chain(ArchiveLimits.maxTreeDepth + 2), "limit", "record 65537", "65537 records deep")
+        XCTAssertEqual(r?.depth(ofRecord: ArchiveLimits.maxTreeDepth - 1), ArchiveLimits.maxTreeDepth - 1)
+        expectFailure(chain(ArchiveLimits.maxTreeDepth + 1), "limit", "record 65536", "65537 records long")
     }
 
     func testValuesPerRecordLimit() {
