@@ -6,7 +6,7 @@ CONFIG ?= debug
 SWIFT_BUILD := swift build -c $(CONFIG)
 DEMO_DIR ?= demo-state
 
-.PHONY: deps build demo test bench install-check clean
+.PHONY: deps build demo test test-asan bench clean
 
 # A fresh machine may lack libffi's headers (Debian: libffi-dev).
 deps:
@@ -34,6 +34,12 @@ demo: build
 
 test: deps
 	swift test
+
+# Every test again under AddressSanitizer (Swift and the C programs, which are
+# then built with clang -fsanitize=address). XCTest's and Foundation's own
+# leaks are suppressed.
+test-asan: deps
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp swift test --sanitize=address --scratch-path .build-asan
 
 bench: deps
 	swift run -c release restore-bench
