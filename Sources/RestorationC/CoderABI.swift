@@ -6,27 +6,30 @@ import Glibc
 #endif
 
 // The coder half of Include/restoration.h: hot paths, kept to a NULL check,
-// a handle conversion and one core call each.
+// a handle conversion and one core call each. No closures and no reference
+// counting per call: the engine keeps its coder alive during callbacks, and
+// keys are passed unmeasured (the core's key cache confirms a literal it has
+// seen without strlen).
 
+/// The coder behind a handle, without retain/release.
 @inline(__always)
-func encode(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ what: StaticString,
-            _ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void) -> rst_status {
-    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
-    // No retain/release per call: the engine keeps its coder alive.
-    return Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef { coder in
-        guard let key else { return failEncode(coder, .invalid, "\(what): \(coder.location): key is NULL") }
-        return call(body, coder, keyBytes(key))
-    }
+func withCoder<T>(_ c: OpaquePointer, _ body: (Coder) -> T) -> T {
+    Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef(body)
 }
 
-@inline(__always)
-func call(_ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void, _ coder: Coder, _ key: KeyBytes) -> rst_status {
-    do {
-        try body(coder, key)
-        return RST_OK
-    } catch {
-        return fail(error)
-    }
+/// A NULL coder or key in an encode call (a NULL key inside an encode
+/// callback also fails the save).
+@inline(never)
+func encodeNull(_ c: OpaquePointer?, _ what: StaticString) -> rst_status {
+    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
+    return withCoder(c) { coder in failEncode(coder, .invalid, "\(what): \(coder.location): key is NULL") }
+}
+
+/// A NULL coder or key in a decode call.
+@inline(never)
+func decodeNull(_ c: OpaquePointer?, _ what: StaticString) -> rst_status {
+    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
+    return withCoder(c) { coder in fail(.invalid, "\(what): \(coder.location): key is NULL") }
 }
 
 /// A misuse inside an encode callback also fails the save.
@@ -36,13 +39,13 @@ func failEncode(_ coder: Coder, _ status: Status, _ message: String) -> rst_stat
     return fail(status, message)
 }
 
-@inline(__always)
-func decode(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ what: StaticString,
-            _ body: (Coder, KeyBytes) throws(RestorationFailure) -> Void) -> rst_status {
-    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
-    return Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef { coder in
-        guard let key else { return fail(.invalid, "\(what): \(coder.location): key is NULL") }
-        return call(body, coder, keyBytes(key))
+/// A misuse found by an encode function itself (a NULL value): recorded as
+/// the save's failure, and as the last error.
+@inline(never)
+func misuse(_ c: OpaquePointer, _ message: (Coder, KeyBytes) -> String, _ key: UnsafePointer<CChar>) -> rst_status {
+    withCoder(c) { coder in
+        let f = coder.misuse(.invalid, message(coder, KeyBytes(cString: key)))
+        return fail(f)
     }
 }
 
@@ -50,78 +53,109 @@ func decode(_ c: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ what: StaticStr
 
 @c @implementation
 public func rst_encode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Bool) -> rst_status {
-    encode(c, key, "rst_encode_bool") { (coder, k) throws(RestorationFailure) in try coder.encodeBool(k, v) }
+    guard let c, let key else { return encodeNull(c, "rst_encode_bool") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_encode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Int64) -> rst_status {
-    encode(c, key, "rst_encode_int") { (coder, k) throws(RestorationFailure) in try coder.encodeInt(k, v) }
+    guard let c, let key else { return encodeNull(c, "rst_encode_int") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_encode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Double) -> rst_status {
-    encode(c, key, "rst_encode_double") { (coder, k) throws(RestorationFailure) in try coder.encodeDouble(k, v) }
+    guard let c, let key else { return encodeNull(c, "rst_encode_double") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_encode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ utf8: UnsafePointer<CChar>!) -> rst_status {
-    encode(c, key, "rst_encode_string") { (coder, k) throws(RestorationFailure) in
-        guard let utf8 else { throw coder.misuse(.invalid, "rst_encode_string: \(coder.location), key '\(k.string)': the value is NULL") }
-        try coder.encodeString(k, UnsafeRawBufferPointer(start: utf8, count: strlen(utf8)))
+    guard let c, let key else { return encodeNull(c, "rst_encode_string") }
+    guard let utf8 else {
+        return misuse(c, { coder, k in "rst_encode_string: \(coder.location), key '\(k.string)': the value is NULL" }, key)
+    }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) {
+            try coder.encodeString(KeyBytes(cString: key), UnsafeRawBufferPointer(start: utf8, count: strlen(utf8)))
+            return RST_OK
+        } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_encode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ p: UnsafeRawPointer!, _ n: Int) -> rst_status {
-    encode(c, key, "rst_encode_bytes") { (coder, k) throws(RestorationFailure) in
-        guard p != nil || n == 0 else { throw coder.misuse(.invalid, "rst_encode_bytes: \(coder.location), key '\(k.string)': p is NULL but n is \(n)") }
-        try coder.encodeBytes(k, UnsafeRawBufferPointer(start: p, count: n))
+    guard let c, let key else { return encodeNull(c, "rst_encode_bytes") }
+    guard p != nil || n == 0 else {
+        return misuse(c, { coder, k in "rst_encode_bytes: \(coder.location), key '\(k.string)': p is NULL but n is \(n)" }, key)
+    }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), UnsafeRawBufferPointer(start: p, count: n)); return RST_OK } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_encode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ ref: OpaquePointer!) -> rst_status {
-    encode(c, key, "rst_encode_object") { (coder, k) throws(RestorationFailure) in
-        guard let ref else { throw coder.misuse(.invalid, "rst_encode_object: \(coder.location), key '\(k.string)': the referenced object is NULL") }
-        try coder.encodeObject(k, node(ref))
+    guard let c, let key else { return encodeNull(c, "rst_encode_object") }
+    guard let ref else {
+        return misuse(c, { coder, k in "rst_encode_object: \(coder.location), key '\(k.string)': the referenced object is NULL" }, key)
+    }
+    return withCoder(c) { coder in
+        Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(ref))._withUnsafeGuaranteedRef { target in
+            do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error) }
+        }
     }
 }
 
 @c @implementation
 public func rst_encode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<Int64>!, _ n: Int) -> rst_status {
-    encode(c, key, "rst_encode_int_array") { (coder, k) throws(RestorationFailure) in
-        guard v != nil || n == 0 else { throw coder.misuse(.invalid, "rst_encode_int_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)") }
-        try coder.encodeIntArray(k, UnsafeBufferPointer(start: v, count: n))
+    guard let c, let key else { return encodeNull(c, "rst_encode_int_array") }
+    guard v != nil || n == 0 else {
+        return misuse(c, { coder, k in "rst_encode_int_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
+    }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), UnsafeBufferPointer(start: v, count: n)); return RST_OK } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_encode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<UnsafePointer<CChar>?>!, _ n: Int) -> rst_status {
-    encode(c, key, "rst_encode_string_array") { (coder, k) throws(RestorationFailure) in
-        guard v != nil || n == 0 else { throw coder.misuse(.invalid, "rst_encode_string_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)") }
-        var elements: [UnsafeRawBufferPointer] = []
-        elements.reserveCapacity(n)
-        for i in 0..<n {
-            guard let s = v[i] else { throw coder.misuse(.invalid, "rst_encode_string_array: \(coder.location), key '\(k.string)': element \(i) is NULL") }
-            elements.append(UnsafeRawBufferPointer(start: s, count: strlen(s)))
+    guard let c, let key else { return encodeNull(c, "rst_encode_string_array") }
+    guard v != nil || n == 0 else {
+        return misuse(c, { coder, k in "rst_encode_string_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
+    }
+    var elements: [UnsafeRawBufferPointer] = []
+    elements.reserveCapacity(n)
+    for i in 0..<n {
+        guard let s = v[i] else {
+            return misuse(c, { coder, k in "rst_encode_string_array: \(coder.location), key '\(k.string)': element \(i) is NULL" }, key)
         }
-        try coder.encodeStringArray(k, elements)
+        elements.append(UnsafeRawBufferPointer(start: s, count: strlen(s)))
+    }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeStringArray(KeyBytes(cString: key), elements); return RST_OK } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_encode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
-    encode(c, key, "rst_encode_begin_record") { (coder, k) throws(RestorationFailure) in try coder.encodeBeginRecord(k) }
+    guard let c, let key else { return encodeNull(c, "rst_encode_begin_record") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_encode_end_record(_ c: OpaquePointer!) -> rst_status {
     guard let c else { return fail(.invalid, "rst_encode_end_record: coder is NULL") }
-    do {
-        try coder(c).encodeEndRecord()
-        return RST_OK
-    } catch {
-        return fail(error)
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error) }
     }
 }
 
@@ -131,7 +165,7 @@ public func rst_encode_end_record(_ c: OpaquePointer!) -> rst_status {
 public func rst_coder_contains(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> Bool {
     guard let c else { _ = fail(.invalid, "rst_coder_contains: coder is NULL"); return false }
     guard let key else { _ = fail(.invalid, "rst_coder_contains: key is NULL"); return false }
-    do {
+    do throws(RestorationFailure) {
         return try coder(c).contains(keyBytes(key))
     } catch {
         _ = fail(error)
@@ -143,7 +177,7 @@ public func rst_coder_contains(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!
 public func rst_coder_value_type(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_value_type {
     guard let c else { _ = fail(.invalid, "rst_coder_value_type: coder is NULL"); return RST_TYPE_NONE }
     guard let key else { _ = fail(.invalid, "rst_coder_value_type: key is NULL"); return RST_TYPE_NONE }
-    do {
+    do throws(RestorationFailure) {
         guard let t = try coder(c).valueType(keyBytes(key)) else { return RST_TYPE_NONE }
         switch t {
         case .boolFalse?, .boolTrue?: return RST_TYPE_BOOL
@@ -169,28 +203,41 @@ func outMissing(_ what: StaticString) -> rst_status { fail(.invalid, "\(what): o
 @c @implementation
 public func rst_decode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Bool>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_bool") }
-    return decode(c, key, "rst_decode_bool") { (coder, k) throws(RestorationFailure) in out.pointee = try coder.decodeBool(k) }
+    guard let c, let key else { return decodeNull(c, "rst_decode_bool") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_decode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Int64>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_int") }
-    return decode(c, key, "rst_decode_int") { (coder, k) throws(RestorationFailure) in out.pointee = try coder.decodeInt(k) }
+    guard let c, let key else { return decodeNull(c, "rst_decode_int") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_decode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Double>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_double") }
-    return decode(c, key, "rst_decode_double") { (coder, k) throws(RestorationFailure) in out.pointee = try coder.decodeDouble(k) }
+    guard let c, let key else { return decodeNull(c, "rst_decode_double") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_decode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_string") }
-    return decode(c, key, "rst_decode_string") { (coder, k) throws(RestorationFailure) in
-        let (p, n) = try coder.decodeCString(k)
-        out.pointee = p
-        len?.pointee = n
+    guard let c, let key else { return decodeNull(c, "rst_decode_string") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) {
+            let (p, n) = try coder.decodeCString(KeyBytes(cString: key))
+            out.pointee = p
+            len?.pointee = n
+            return RST_OK
+        } catch { return fail(error) }
     }
 }
 
@@ -199,17 +246,24 @@ private let emptyBytes: UnsafeMutableRawPointer = .allocate(byteCount: 1, alignm
 @c @implementation
 public func rst_decode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_bytes") }
-    return decode(c, key, "rst_decode_bytes") { (coder, k) throws(RestorationFailure) in
-        let b = try coder.decodeBytes(k)
-        out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
-        len?.pointee = b.count
+    guard let c, let key else { return decodeNull(c, "rst_decode_bytes") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) {
+            let b = try coder.decodeBytes(KeyBytes(cString: key))
+            out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
+            len?.pointee = b.count
+            return RST_OK
+        } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_decode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_object") }
-    return decode(c, key, "rst_decode_object") { (coder, k) throws(RestorationFailure) in out.pointee = handle(try coder.decodeObject(k)) }
+    guard let c, let key else { return decodeNull(c, "rst_decode_object") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
@@ -217,13 +271,21 @@ public func rst_decode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar
     guard let count else { return fail(.invalid, "rst_decode_int_array: count is NULL") }
     guard buf != nil || cap == 0 else { return fail(.invalid, "rst_decode_int_array: buf is NULL but cap is \(cap)") }
     count.pointee = 0   // "always set": 0 when the key is absent or of another type
-    return decode(c, key, "rst_decode_int_array") { (coder, k) throws(RestorationFailure) in
-        let (n, copied) = try coder.decodeIntArray(k, into: buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) })
-        count.pointee = n
-        if !copied {
-            throw RestorationFailure(.limit, "rst_decode_int_array: \(coder.location), key '\(k.string)' holds \(n) ints; the buffer has room for \(cap)")
-        }
+    guard let c, let key else { return decodeNull(c, "rst_decode_int_array") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) {
+            let k = KeyBytes(cString: key)
+            let (n, copied) = try coder.decodeIntArray(k, into: buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) })
+            count.pointee = n
+            if !copied { return intArrayTooSmall(coder, k, n, cap) }
+            return RST_OK
+        } catch { return fail(error) }
     }
+}
+
+@inline(never)
+func intArrayTooSmall(_ coder: Coder, _ k: KeyBytes, _ n: Int, _ cap: Int) -> rst_status {
+    fail(.limit, "rst_decode_int_array: \(coder.location), key '\(k.string)' holds \(n) ints; the buffer has room for \(cap)")
 }
 
 @c @implementation
@@ -231,29 +293,34 @@ public func rst_decode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CC
                                     _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!,
                                     _ count: UnsafeMutablePointer<Int>!) -> rst_status {
     guard let out else { return outMissing("rst_decode_string_array") }
-    return decode(c, key, "rst_decode_string_array") { (coder, k) throws(RestorationFailure) in
-        let (element, n) = try coder.decodeStringArrayElement(k, at: index)
-        count?.pointee = n
-        guard let element else {
-            throw RestorationFailure(.notFound, "rst_decode_string_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
-        }
-        out.pointee = coder.arenaCopy(element)
-        len?.pointee = element.count
+    guard let c, let key else { return decodeNull(c, "rst_decode_string_array") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) {
+            let k = KeyBytes(cString: key)
+            let (element, n) = try coder.decodeStringArrayElement(k, at: index)
+            count?.pointee = n
+            guard let element else {
+                return fail(.notFound, "rst_decode_string_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
+            }
+            out.pointee = coder.arenaCopy(element)
+            len?.pointee = element.count
+            return RST_OK
+        } catch { return fail(error) }
     }
 }
 
 @c @implementation
 public func rst_decode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
-    decode(c, key, "rst_decode_begin_record") { (coder, k) throws(RestorationFailure) in try coder.decodeBeginRecord(k) }
+    guard let c, let key else { return decodeNull(c, "rst_decode_begin_record") }
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+    }
 }
 
 @c @implementation
 public func rst_decode_end_record(_ c: OpaquePointer!) -> rst_status {
     guard let c else { return fail(.invalid, "rst_decode_end_record: coder is NULL") }
-    do {
-        try coder(c).decodeEndRecord()
-        return RST_OK
-    } catch {
-        return fail(error)
+    return withCoder(c) { coder in
+        do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error) }
     }
 }

@@ -134,48 +134,22 @@ public func rst_engine_destroy(_ e: OpaquePointer!) {
 
 // MARK: objects
 
-/// rst_object_callbacks as a core behavior.
-struct CObjectBehavior: ObjectBehavior {
-    let callbacks: UnsafePointer<rst_object_callbacks>?
-    let instance: UnsafeMutableRawPointer?
-
-    func encode(_ node: ObjectNode, _ coder: Coder) {
-        callbacks?.pointee.encode?(instance, handle(coder))
-    }
-    func decode(_ node: ObjectNode, _ coder: Coder) {
-        callbacks?.pointee.decode?(instance, handle(coder))
-    }
-    func finished(_ node: ObjectNode) {
-        callbacks?.pointee.finished?(instance)
-    }
-    func released(_ node: ObjectNode) {
-        callbacks?.pointee.release?(instance)
-    }
-}
-
 @c @implementation
 public func rst_register_object(_ e: OpaquePointer!, _ identifier: UnsafePointer<CChar>!, _ parent: OpaquePointer!,
                                 _ class_name: UnsafePointer<CChar>!, _ callbacks: UnsafePointer<rst_object_callbacks>!,
                                 _ instance: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
     guard let e else { return fail(.invalid, "rst_register_object: engine is NULL") }
     guard let identifier else { return fail(.invalid, "rst_register_object: identifier is NULL") }
-    guard let id = String(validatingCString: identifier) else {
-        return fail(.invalid, "rst_register_object: the identifier is not valid UTF-8")
-    }
-    var cls: String? = nil
-    if let class_name {
-        guard let c = engine(e).className(fromC: class_name) else {
-            return fail(.invalid, "rst_register_object: the class name of '\(id)' is not valid UTF-8")
+    return Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(e))._withUnsafeGuaranteedRef { engine in
+        do throws(RestorationFailure) {
+            // The callbacks are stored as the core's HostCallbacks: the same four function pointers.
+            let n = try engine.register(cIdentifier: identifier, parent: parent.map { UnsafeRawPointer($0) }, cClassName: class_name,
+                                        callbacks: callbacks.map { UnsafeRawPointer($0) }, instance: instance)
+            out?.pointee = OpaquePointer(n)
+            return RST_OK
+        } catch {
+            return fail(error)
         }
-        cls = c
-    }
-    do {
-        let n = try engine(e).register(identifier: id, parent: parent.map(node), className: cls,
-                                       behavior: CObjectBehavior(callbacks: callbacks, instance: instance))
-        out?.pointee = handle(n)
-        return RST_OK
-    } catch {
-        return fail(error)
     }
 }
 
@@ -202,19 +176,19 @@ public func rst_find_object(_ e: OpaquePointer!, _ path: UnsafePointer<CChar>!) 
 @c @implementation
 public func rst_object_instance(_ o: OpaquePointer!) -> UnsafeMutableRawPointer! {
     guard let o else { return nil }
-    return node(o).behavior?.instance
+    return withNode(o) { $0.instance }
 }
 
 @c @implementation
 public func rst_object_identifier(_ o: OpaquePointer!) -> UnsafePointer<CChar>! {
     guard let o else { return nil }
-    return UnsafePointer(node(o).cIdentifier)
+    return withNode(o) { UnsafePointer($0.cIdentifier) }
 }
 
 @c @implementation
 public func rst_object_parent(_ o: OpaquePointer!) -> OpaquePointer! {
     guard let o else { return nil }
-    return node(o).parent.map(handle)
+    return withNode(o) { $0.parentHandle.map { OpaquePointer($0) } }
 }
 
 @c @implementation
@@ -229,25 +203,10 @@ public func rst_object_path(_ o: OpaquePointer!, _ out: UnsafeMutablePointer<Uns
 @c @implementation
 public func rst_object_class_name(_ o: OpaquePointer!) -> UnsafePointer<CChar>! {
     guard let o else { return nil }
-    return node(o).cClassName.map { UnsafePointer($0) }
+    return withNode(o) { $0.cClassName }
 }
 
 // MARK: classes
-
-/// A C factory as a core factory. The returned handle is compared with the
-/// object registered at the requested path before it is dereferenced.
-func coreFactory(_ fn: rst_factory_fn, ctx: UnsafeMutableRawPointer?, what: String) -> Factory {
-    return { req in
-        guard let made = fn(handle(req.engine), req.parent.map(handle), req.identifierCString, handle(req.coder), ctx) else {
-            return nil
-        }
-        if let accepted = req.engine.factoryResult(UnsafeRawPointer(made), parent: req.parent, identifier: req.identifier) {
-            return accepted
-        }
-        req.engine.log(.warning, "record \(req.record) ('\(req.path)'): \(what) returned an object that is not the one registered at '\(req.path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
-        return nil
-    }
-}
 
 @c @implementation
 public func rst_register_class(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ factory: rst_factory_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
@@ -256,7 +215,7 @@ public func rst_register_class(_ e: OpaquePointer!, _ class_name: UnsafePointer<
     guard let factory else { return fail(.invalid, "rst_register_class: factory is NULL") }
     guard let name = String(validatingCString: class_name) else { return fail(.invalid, "rst_register_class: the class name is not valid UTF-8") }
     do {
-        try engine(e).registerClass(name, factory: coreFactory(factory, ctx: ctx, what: "the factory of class '\(name)'"))
+        try engine(e).registerClass(name, cFactory: factory, context: ctx)
         return RST_OK
     } catch {
         return fail(error)
@@ -266,7 +225,7 @@ public func rst_register_class(_ e: OpaquePointer!, _ class_name: UnsafePointer<
 @c @implementation
 public func rst_set_fallback_factory(_ e: OpaquePointer!, _ factory: rst_factory_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
     guard let e else { return fail(.invalid, "rst_set_fallback_factory: engine is NULL") }
-    engine(e).setFallbackFactory(factory.map { coreFactory($0, ctx: ctx, what: "the fallback factory") })
+    engine(e).setFallbackFactory(cFactory: factory, context: ctx)
     return RST_OK
 }
 

@@ -54,6 +54,11 @@ func keyBytes(_ key: UnsafePointer<CChar>) -> KeyBytes {
 // engine, which rst_engine_create retains and rst_engine_destroy releases).
 @inline(__always) func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
 @inline(__always) func node(_ p: OpaquePointer) -> ObjectNode { ObjectNode.from(handle: UnsafeRawPointer(p)) }
+/// The node behind a handle, without retain/release (accessors called per
+/// object from callbacks: the node's reference count stays untouched).
+@inline(__always) func withNode<T>(_ p: OpaquePointer, _ body: (ObjectNode) -> T) -> T {
+    Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(p))._withUnsafeGuaranteedRef(body)
+}
 @inline(__always) func coder(_ p: OpaquePointer) -> Coder { Coder.from(handle: UnsafeRawPointer(p)) }
 @inline(__always) func handle(_ e: Engine) -> OpaquePointer { OpaquePointer(e.handle) }
 @inline(__always) func handle(_ n: ObjectNode) -> OpaquePointer { OpaquePointer(n.handle) }

@@ -1,50 +1,72 @@
 /// Bump allocator for the NUL-terminated copies that decode hands out as
 /// `const char *`; reset when the callback that received them returns.
+@usableFromInline
 final class CStringArena {
-    private var chunks: [(base: UnsafeMutableRawPointer, size: Int)] = []
-    private var current = 0
-    private var used = 0
+    /// A chunk: its size, then the previous chunk (a list, newest first).
+    private struct Header {
+        var size: Int
+        var previous: UnsafeMutableRawPointer?
+    }
+    private static let headerSize = (MemoryLayout<Header>.stride + 15) & ~15
     private static let chunkSize = 64 * 1024
 
+    /// The newest chunk; the oldest (the first allocated) is kept by reset().
+    private var chunk: UnsafeMutableRawPointer?
+    @usableFromInline var next: UnsafeMutableRawPointer?
+    @usableFromInline var limit: UnsafeMutableRawPointer?
+
     deinit {
-        for c in chunks { c.base.deallocate() }
+        var c = chunk
+        while let cur = c {
+            c = cur.load(as: Header.self).previous
+            cur.deallocate()
+        }
     }
 
     /// A NUL-terminated copy of `bytes`, valid until `reset()`.
+    @inlinable @inline(__always)
     func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
-        let need = bytes.count + 1
-        if chunks.isEmpty || used + need > chunks[current].size {
-            advance(need)
+        let n = bytes.count
+        var dst = next
+        if dst == nil || limit.unsafelyUnwrapped - dst.unsafelyUnwrapped <= n {
+            dst = advance(n &+ 1)
         }
-        let dst = chunks[current].base + used
-        if bytes.count > 0, let src = bytes.baseAddress {
-            dst.copyMemory(from: src, byteCount: bytes.count)
+        let d = dst.unsafelyUnwrapped
+        if n > 0, let src = bytes.baseAddress {
+            d.copyMemory(from: src, byteCount: n)
         }
-        dst.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
-        used += need
-        return UnsafePointer(dst.assumingMemoryBound(to: CChar.self))
+        d.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+        next = d + (n &+ 1)
+        return UnsafePointer(d.assumingMemoryBound(to: CChar.self))
     }
 
-    private func advance(_ need: Int) {
-        if !chunks.isEmpty, current + 1 < chunks.count, chunks[current + 1].size >= need {
-            current += 1
-            used = 0
-            return
-        }
-        let size = max(need, Self.chunkSize)
+    /// A new chunk with room for `need` bytes; returns where they go.
+    @usableFromInline @inline(never)
+    func advance(_ need: Int) -> UnsafeMutableRawPointer {
+        let size = max(need + CStringArena.headerSize, CStringArena.chunkSize)
         let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        chunks.insert((base, size), at: chunks.isEmpty ? 0 : current + 1)
-        if chunks.count > 1 { current += 1 }
-        used = 0
+        base.storeBytes(of: Header(size: size, previous: chunk), as: Header.self)
+        chunk = base
+        limit = base + size
+        return base + CStringArena.headerSize
     }
 
     /// Invalidates every pointer handed out; keeps the first chunk.
+    @inline(__always)
     func reset() {
-        if chunks.count > 1 {
-            for c in chunks[1...] { c.base.deallocate() }
-            chunks.removeSubrange(1...)
+        guard let c = chunk else { return }
+        if c.load(as: Header.self).previous != nil { dropNewerChunks() }
+        next = chunk.unsafelyUnwrapped + CStringArena.headerSize
+    }
+
+    @inline(never)
+    private func dropNewerChunks() {
+        var c = chunk.unsafelyUnwrapped
+        while let prev = c.load(as: Header.self).previous {
+            c.deallocate()
+            c = prev
         }
-        current = 0
-        used = 0
+        chunk = c
+        limit = c + c.load(as: Header.self).size
     }
 }

@@ -1,11 +1,37 @@
 import RestorationArchive
 
-/// A key as bytes: the C layer passes a C string's bytes, the Swift API a
-/// String's UTF-8. Borrowed for the duration of one call.
-public struct KeyBytes {
-    public let bytes: UnsafeRawBufferPointer
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
-    @inline(__always) public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+/// A key as bytes: the C layer passes a C string (measured only when the
+/// key cache misses), the Swift API a String's UTF-8. Borrowed for the
+/// duration of one call.
+public struct KeyBytes {
+    @usableFromInline let start: UnsafeRawPointer?
+    /// -1: a NUL-terminated C string, not measured yet.
+    @usableFromInline let length: Int
+
+    @inline(__always) public init(_ bytes: UnsafeRawBufferPointer) {
+        start = bytes.baseAddress
+        length = bytes.count
+    }
+
+    /// A NUL-terminated C key.
+    @inline(__always) public init(cString: UnsafePointer<CChar>) {
+        start = UnsafeRawPointer(cString)
+        length = -1
+    }
+
+    @inlinable @inline(__always) var isCString: Bool { length < 0 }
+
+    /// The key's bytes (a C key is measured).
+    public var bytes: UnsafeRawBufferPointer {
+        if length >= 0 { return UnsafeRawBufferPointer(start: start, count: length) }
+        return UnsafeRawBufferPointer(start: start, count: strlen(start.unsafelyUnwrapped.assumingMemoryBound(to: CChar.self)))
+    }
 
     /// The key as text, for messages.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
@@ -27,27 +53,35 @@ public final class Coder {
     public unowned(unsafe) let engine: Engine
 
     // Encoding state.
-    var writer = ArchiveWriter()
-    var encodeFailure: RestorationFailure?
+    @usableFromInline var writer = ArchiveWriter()
+    /// The first encode error of the save in progress; it fails the save.
+    var encodeFailure: RestorationFailure? {
+        didSet { hasEncodeFailure = encodeFailure != nil }
+    }
+    /// `encodeFailure != nil`, without copying it on every encode call.
+    @usableFromInline private(set) var hasEncodeFailure = false
     unowned(unsafe) var node: ObjectNode?
-    var saveGeneration = 0
+    @usableFromInline var saveGeneration = 0
 
     // Decoding state.
     /// The archive being read; owns it for the restore.
-    var reader: ArchiveReader? {
+    @usableFromInline var reader: ArchiveReader? {
         didSet { readerRef = reader.map { Unmanaged.passUnretained($0) } }
     }
     /// The same reader without reference counting on the hot paths.
-    private var readerRef: Unmanaged<ArchiveReader>?
-    var session: RestoreSession?
+    @usableFromInline private(set) var readerRef: Unmanaged<ArchiveReader>?
+    var session: RestoreSession? {
+        didSet { sessionRef = session.map { Unmanaged.passUnretained($0) } }
+    }
+    @usableFromInline private(set) var sessionRef: Unmanaged<RestoreSession>?
     public private(set) var record = 0
     /// The open records (the object's own fields at depth 0) and the scan hint of each.
-    private let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
-    private let hints: UnsafeMutablePointer<Int>
-    private var depth = 0
+    @usableFromInline let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
+    @usableFromInline let hints: UnsafeMutablePointer<Int>
+    @usableFromInline private(set) var depth = 0
     /// Key address → key index, for the archive being written or read.
-    let keys = KeyCache()
-    let arena = CStringArena()
+    @usableFromInline let keys = KeyCache()
+    @usableFromInline let arena = CStringArena()
 
     init(engine: Engine) {
         self.engine = engine
@@ -61,10 +95,6 @@ public final class Coder {
         keys.destroy()
     }
 
-    @inline(__always)
-    private func withReader<T>(_ body: (ArchiveReader) -> T) -> T {
-        readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
-    }
 
     /// The opaque handle C sees (`rst_coder *`).
     @inline(__always) public var handle: UnsafeMutableRawPointer {
@@ -121,26 +151,51 @@ public final class Coder {
 
     // MARK: encode
 
-    @inline(__always)
-    private func encodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
-        guard mode == .encoding else { throw stateFailure(what, encode: true) }
-        if let f = encodeFailure { throw RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)") }
-        if let k = keys.lookup(key.bytes) { return k }
+    /// The cached index of a key, if any (C keys are not measured).
+    @inlinable @inline(__always)
+    func cachedKey(_ key: KeyBytes) -> UInt32? {
+        if key.isCString { return keys.lookup(cString: key.start.unsafelyUnwrapped) }
+        return keys.lookup(key.bytes)
+    }
+
+    private func cacheKey(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer, _ index: UInt32) {
+        if key.isCString { keys.store(cKey: bytes, index) } else { keys.store(bytes, index) }
+    }
+
+    @inlinable @inline(__always)
+    func encodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
+        guard mode == .encoding, !hasEncodeFailure else { throw encodingRefused(what) }
+        if let k = cachedKey(key) { return k }
+        return try newEncodingKey(key, what)
+    }
+
+    /// Outside an encode callback, or after an earlier encode error.
+    @usableFromInline @inline(never)
+    func encodingRefused(_ what: StaticString) -> RestorationFailure {
+        guard mode == .encoding else { return stateFailure(what, encode: true) }
+        let f = encodeFailure.unsafelyUnwrapped
+        return RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)")
+    }
+
+    @usableFromInline @inline(never)
+    func newEncodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
+        let bytes = key.bytes
         // A bad key fails the whole save like any other encode error.
-        do { try Validation.key(key.bytes, what: what, location: location) } catch { throw fail(error) }
-        let k = writer.key(key.bytes)
-        keys.store(key.bytes, k)
+        do { try Validation.key(bytes, what: what, location: location) } catch { throw fail(error) }
+        let k = writer.key(bytes)
+        cacheKey(key, bytes, k)
         return k
     }
 
-    private func stateFailure(_ what: StaticString, encode: Bool) -> RestorationFailure {
+    @usableFromInline @inline(never)
+    func stateFailure(_ what: StaticString, encode: Bool) -> RestorationFailure {
         RestorationFailure(.state, encode
             ? "\(what) called outside an encode callback (the coder is only valid during the callback it was passed to)"
             : "\(what) called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
     }
 
-    @inline(__always)
-    private func record(_ error: WriteFailure, key: KeyBytes, _ what: StaticString) -> RestorationFailure {
+    @usableFromInline @inline(never)
+    func record(_ error: WriteFailure, key: KeyBytes, _ what: StaticString) -> RestorationFailure {
         let f: RestorationFailure
         switch error {
         case .duplicateKey:
@@ -154,27 +209,32 @@ public final class Coder {
         return f
     }
 
-    private func fail(_ f: RestorationFailure) -> RestorationFailure {
+    @usableFromInline @inline(never)
+    func fail(_ f: RestorationFailure) -> RestorationFailure {
         if mode == .encoding, encodeFailure == nil { encodeFailure = f }
         return f
     }
 
+    @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_bool")
         do { try writer.writeBool(k, v) } catch { throw record(error, key: key, "rst_encode_bool") }
     }
 
+    @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_int")
         do { try writer.writeInt(k, v) } catch { throw record(error, key: key, "rst_encode_int") }
     }
 
+    @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_double")
         do { try writer.writeDouble(k, v) } catch { throw record(error, key: key, "rst_encode_double") }
     }
 
     /// `utf8` must be valid UTF-8 without NUL bytes.
+    @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_string")
         guard Validation.isText(utf8) else {
@@ -183,11 +243,13 @@ public final class Coder {
         do { try writer.writeString(k, utf8) } catch { throw record(error, key: key, "rst_encode_string") }
     }
 
+    @inlinable @inline(__always)
     public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_bytes")
         do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key, "rst_encode_bytes") }
     }
 
+    @inlinable @inline(__always)
     public func encodeObject(_ key: KeyBytes, _ ref: ObjectNode) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_object")
         guard ref.engine === engine, ref.isRegistered else {
@@ -199,6 +261,7 @@ public final class Coder {
         do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key, "rst_encode_object") }
     }
 
+    @inlinable @inline(__always)
     public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_int_array")
         do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key, "rst_encode_int_array") }
@@ -212,11 +275,13 @@ public final class Coder {
         do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key, "rst_encode_string_array") }
     }
 
+    @inlinable @inline(__always)
     public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
         let k = try encodingKey(key, "rst_encode_begin_record")
         do { try writer.beginRecord(k) } catch { throw record(error, key: key, "rst_encode_begin_record") }
     }
 
+    @inlinable @inline(__always)
     public func encodeEndRecord() throws(RestorationFailure) {
         guard mode == .encoding else { throw stateFailure("rst_encode_end_record", encode: true) }
         guard writer.nestingDepth > 0 else {
@@ -228,34 +293,42 @@ public final class Coder {
     // MARK: decode
 
     /// The field under `key` in the current record, or nil when absent.
-    @inline(__always)
-    private func field(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> ArchiveReader.Field? {
+    @inlinable @inline(__always)
+    func field(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> ArchiveReader.Field? {
         guard mode == .decoding || mode == .factory, readerRef != nil else { throw stateFailure(what, encode: false) }
-        return withReader { reader in
-            let k: UInt32
-            if let cached = keys.lookup(key.bytes) {
-                k = cached
-            } else {
-                k = reader.keyIndex(key.bytes) ?? KeyCache.absent
-                keys.store(key.bytes, k)
-            }
-            if k == KeyCache.absent { return nil }
-            var hint = hints[depth]
-            guard let f = reader.find(k, in: ranges[depth], hint: &hint) else { return nil }
-            hints[depth] = hint
-            return f
-        }
+        let k = cachedKey(key) ?? newDecodingKey(key)
+        if k == KeyCache.absent { return nil }
+        let d = depth
+        var hint = hints[d]
+        let range = ranges[d]
+        guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.find(k, in: range, hint: &hint) }) else { return nil }
+        hints[d] = hint
+        return f
     }
 
-    @inline(__always)
-    private func typed(_ key: KeyBytes, _ what: StaticString, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
+    @usableFromInline @inline(never)
+    func newDecodingKey(_ key: KeyBytes) -> UInt32 {
+        let bytes = key.bytes
+        let k = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.keyIndex(bytes) } ?? KeyCache.absent
+        cacheKey(key, bytes, k)
+        return k
+    }
+
+    @inlinable @inline(__always)
+    func typed(_ key: KeyBytes, _ what: StaticString, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
         guard let f = try field(key, what) else { throw missing(key, what) }
         let tag = f.tag
         if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
-        throw RestorationFailure(.type, "\(what): \(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+        throw mismatch(key, what, tag, expected)
     }
 
-    private func missing(_ key: KeyBytes, _ what: StaticString) -> RestorationFailure {
+    @usableFromInline @inline(never)
+    func mismatch(_ key: KeyBytes, _ what: StaticString, _ tag: ValueTag?, _ expected: ValueTag) -> RestorationFailure {
+        RestorationFailure(.type, "\(what): \(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+    }
+
+    @usableFromInline @inline(never)
+    func missing(_ key: KeyBytes, _ what: StaticString) -> RestorationFailure {
         RestorationFailure(.notFound, "\(what): \(location) has no key '\(key.string)'")
     }
 
@@ -299,28 +372,33 @@ public final class Coder {
         return .some(f.tag)
     }
 
+    @inlinable @inline(__always)
     public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
         let f = try typed(key, "rst_decode_bool", .boolFalse)
         return f.tag == .boolTrue
     }
 
+    @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
         let f = try typed(key, "rst_decode_int", .int)
-        return withReader { $0.int(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
+    @inlinable @inline(__always)
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
         let f = try typed(key, "rst_decode_double", .double)
-        return withReader { $0.double(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }
 
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
+    @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         let f = try typed(key, "rst_decode_string", .string)
-        return withReader { $0.bytes(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
     /// A NUL-terminated copy, valid until the callback returns.
+    @inlinable @inline(__always)
     public func decodeCString(_ key: KeyBytes) throws(RestorationFailure) -> (UnsafePointer<CChar>, Int) {
         let b = try decodeStringBytes(key)
         return (arena.copy(b), b.count)
@@ -331,32 +409,41 @@ public final class Coder {
     }
 
     /// Borrowed from the archive; valid until the callback returns.
+    @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         let f = try typed(key, "rst_decode_bytes", .bytes)
-        return withReader { $0.bytes(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
     public func decodeObject(_ key: KeyBytes) throws(RestorationFailure) -> ObjectNode {
+        ObjectNode.from(handle: try decodeObjectHandle(key))
+    }
+
+    /// The referenced object's handle (`rst_object *`), without reference counting.
+    @inlinable @inline(__always)
+    public func decodeObjectHandle(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let f = try typed(key, "rst_decode_object", .object)
-        let target = withReader { $0.objectRecord(f) }
-        guard let session else { throw stateFailure("rst_decode_object", encode: false) }
-        switch session.state[target] {
-        case .materialized:
-            if let n = session.node(target) { return n }
-            fallthrough
-        case .skipped:
-            throw RestorationFailure(.notFound, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
-        case .pending:
-            throw RestorationFailure(.state, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
+        let target = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        guard let sessionRef else { throw stateFailure("rst_decode_object", encode: false) }
+        if let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) { return h }
+        throw unresolvedReference(key, target)
+    }
+
+    @usableFromInline @inline(never)
+    func unresolvedReference(_ key: KeyBytes, _ target: Int) -> RestorationFailure {
+        if session?.state[target] == .pending {
+            return RestorationFailure(.state, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
         }
+        return RestorationFailure(.notFound, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
     }
 
     public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
         let f = try typed(key, "rst_decode_int_array", .intArray)
-        return withReader { $0.intArrayCount(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArrayCount(f) }
     }
 
     /// Copies into `buffer` when it is large enough; returns the count either way.
+    @inlinable @inline(__always)
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
         let f = try typed(key, "rst_decode_int_array", .intArray)
         let r = reader.unsafelyUnwrapped
@@ -378,7 +465,7 @@ public final class Coder {
 
     public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
         let f = try typed(key, "rst_decode_string_array", .stringArray)
-        return withReader { $0.stringArrayCount(f) }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.stringArrayCount(f) }
     }
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.
@@ -403,17 +490,19 @@ public final class Coder {
     /// NUL-terminated copy of a string array element, valid until the callback returns.
     public func arenaCopy(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { arena.copy(bytes) }
 
+    @inlinable @inline(__always)
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
         let f = try typed(key, "rst_decode_begin_record", .record)
         guard depth < RestorationLimits.maxRecordDepth else {
             throw RestorationFailure(.limit, "rst_decode_begin_record: \(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
         }
-        let r = withReader { $0.recordFields(f) }
+        let r = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.recordFields(f) }
         depth += 1
         ranges[depth] = r
         hints[depth] = r.start
     }
 
+    @inlinable @inline(__always)
     public func decodeEndRecord() throws(RestorationFailure) {
         guard mode == .decoding || mode == .factory else { throw stateFailure("rst_decode_end_record", encode: false) }
         guard depth > 0 else {

@@ -35,6 +35,35 @@ public struct FactoryRequest {
 /// parent and identifier; nil declines.
 public typealias Factory = (FactoryRequest) -> ObjectNode?
 
+/// A C factory (`rst_factory_fn`), which the engine calls directly:
+/// (engine, parent or NULL, identifier, coder, ctx) -> the object or NULL.
+public typealias CFactoryFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> OpaquePointer?
+
+/// A restoration class's factory: a C host's function, or a Swift closure
+/// (the Swift API, plugins). A class, so that restore pass 1 handles it
+/// without copying its contents per record.
+final class ClassFactory {
+    let host: CFactoryFunction?
+    let context: UnsafeMutableRawPointer?
+    let swift: Factory?
+    /// Names a C factory in messages ("the factory of class 'X'", "the fallback factory").
+    let what: String
+
+    init(host: @escaping CFactoryFunction, context: UnsafeMutableRawPointer?, what: String) {
+        self.host = host
+        self.context = context
+        self.swift = nil
+        self.what = what
+    }
+
+    init(swift: @escaping Factory) {
+        host = nil
+        context = nil
+        self.swift = swift
+        what = ""
+    }
+}
+
 /// Supplies restoration classes no host registered (the plugin loader).
 public protocol ClassProvider: AnyObject {
     /// The factory for `className`, loading plugins on first need; nil when none provides it.
@@ -59,11 +88,12 @@ public struct RestoreReport: Equatable, Sendable {
 /// Per-restore state the coder consults for references. Nodes are held
 /// unretained: the engine owns them, and nothing can unregister during a
 /// restore (unregister from a callback is refused; other threads wait).
+@usableFromInline
 final class RestoreSession {
-    enum RecordState: UInt8 { case pending, materialized, skipped }
+    @usableFromInline enum RecordState: UInt8 { case pending, materialized, skipped }
     let count: Int
-    let state: UnsafeMutablePointer<RecordState>
-    private let nodeRefs: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    @usableFromInline let state: UnsafeMutablePointer<RecordState>
+    @usableFromInline let nodeRefs: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
 
     init(count: Int) {
         self.count = count
@@ -80,8 +110,16 @@ final class RestoreSession {
 
     @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.takeUnretainedValue() }
 
-    @inline(__always) func materialize(_ r: Int, _ n: ObjectNode) {
-        nodeRefs[r] = Unmanaged.passUnretained(n)
+    /// Record r's node without reference counting.
+    @inline(__always) func unmanagedNode(_ r: Int) -> Unmanaged<ObjectNode>? { nodeRefs[r] }
+
+    /// The handle of record r's object when it is materialized.
+    @inlinable @inline(__always) func handle(_ r: Int) -> UnsafeMutableRawPointer? {
+        state[r] == .materialized ? nodeRefs[r]?.toOpaque() : nil
+    }
+
+    @inline(__always) func materialize(_ r: Int, _ n: Unmanaged<ObjectNode>) {
+        nodeRefs[r] = n
         state[r] = .materialized
     }
 }
@@ -123,39 +161,37 @@ public final class Engine {
     private var nodes: [ObjectNode?] = []
     private var freeSlots: [Int] = []
     public private(set) var objectCount = 0
-    private var hostClasses: [String: Factory] = [:]
-    private var fallback: Factory?
+    private var hostClasses: [String: ClassFactory] = [:]
+    private var fallback: ClassFactory?
     private var saveGeneration = 0
     /// The handle of the most recently registered object (nil once it
     /// leaves): a factory's result is usually this one, which spares a lookup.
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
-    /// The last class name converted from C (address, its bytes, the String):
-    /// hosts register many objects of one class with the same literal.
-    private var lastClassName: (address: UnsafeRawPointer, bytes: [UInt8], name: String)?
-
-    /// A C class name as a String (nil: not valid UTF-8), cached by address
-    /// and confirmed by content.
+    /// A C class name as a String (nil: not valid UTF-8). Valid class
+    /// names are cached by address and confirmed by content.
     public func className(fromC p: UnsafePointer<CChar>) -> String? {
-        let n = strlen(p)
-        return lock.withLock {
-            if let last = lastClassName, last.address == UnsafeRawPointer(p), last.bytes.count == n,
-               last.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, p, n) == 0 }) {
-                return last.name
-            }
-            guard let name = String(validatingCString: p) else { return nil }
-            lastClassName = (UnsafeRawPointer(p), Array(UnsafeRawBufferPointer(start: p, count: n)), name)
-            return name
+        lock.withLock {
+            if let id = classNameCache.lookup(cString: UnsafeRawPointer(p)) { return classTable[Int(id)].name }
+            return String(validatingCString: p)
         }
     }
 
-    /// One NUL-terminated copy per class name, shared by its nodes.
-    private var classNames: [String: UnsafeMutablePointer<CChar>] = [:]
+    /// Every class name registered objects used: a NUL-terminated copy shared
+    /// by its nodes, and its number (`classIDs`).
+    private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
+    /// Keyed by the exact bytes: each node keeps the class name it was given.
+    private var classIDs: [[UInt8]: Int] = [:]
+    /// C class-name address → class number, for names that passed every check:
+    /// hosts register many objects of one class with the same literal.
+    private let classNameCache = KeyCache()
 
-    private func internClassName(_ name: String) -> UnsafePointer<CChar> {
-        if let p = classNames[name] { return UnsafePointer(p) }
-        let p = strdup(name)!
-        classNames[name] = p
-        return UnsafePointer(p)
+    private func internClassName(_ name: String) -> Int {
+        let key = Array(name.utf8)
+        if let id = classIDs[key] { return id }
+        let id = classTable.count
+        classTable.append((name, strdup(name)!))
+        classIDs[key] = id
+        return id
     }
     private var lastReport: RestoreReport?
     private var destroyed = false
@@ -163,6 +199,11 @@ public final class Engine {
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
     private var operation: Operation?
+
+    /// Save: identifiers of at most 8 bytes → their name index in the
+    /// archive being written (direct-mapped by prefix; most hosts reuse
+    /// identifiers across parents).
+    private let shortNameCache = UnsafeMutablePointer<(key: UInt64, index: UInt32)>.allocate(capacity: 256)
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -206,36 +247,112 @@ public final class Engine {
         if let className { try Validation.className(className, what: "rst_register_object") }
         lock.lock()
         defer { lock.unlock() }
+        let classID = className.map(internClassName)
+        var id = identifier
+        return try id.withUTF8 { utf8 in
+            Result { () throws(RestorationFailure) in
+                let b = UnsafeRawBufferPointer(utf8)
+                let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
+                let cls = classID.map { classTable[$0] }
+                let node = ObjectNode(engine: self, utf8: b, className: cls?.name, cClassName: cls.map { UnsafePointer($0.c) },
+                                      classID: classID ?? -1, container: container, depth: depth, behavior: behavior)
+                link(node, into: container)
+                return node
+            }
+        }.get()
+    }
+
+    /// Registers a C host's object (`rst_register_object`): the identifier
+    /// and class name are C strings, checked here in the order the checks
+    /// of `register` run; returns the object's handle.
+    public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
+                         callbacks: UnsafeRawPointer?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
+        let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
+        guard Validation.isText(utf8) else {
+            throw RestorationFailure(.invalid, "rst_register_object: the identifier is not valid UTF-8")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        // The class name: a literal seen before (it passed every check), or checked now.
+        var classID: Int? = nil
+        var newClass: UnsafeRawBufferPointer? = nil
+        if let cClassName {
+            if let c = classNameCache.lookup(cString: UnsafeRawPointer(cClassName)) {
+                classID = Int(c)
+            } else {
+                let b = UnsafeRawBufferPointer(start: cClassName, count: strlen(cClassName))
+                if let c = classNameCache.lookup(b) {
+                    classID = Int(c)
+                } else {
+                    guard Validation.isText(b) else {
+                        throw RestorationFailure(.invalid, "rst_register_object: the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
+                    }
+                    newClass = b
+                }
+            }
+        }
+        try Validation.identifier(utf8, what: "rst_register_object")
+        if let b = newClass {
+            let name = String(decoding: b, as: UTF8.self)
+            try Validation.className(name, what: "rst_register_object")
+            let id = internClassName(name)
+            classNameCache.store(cKey: b, UInt32(id))
+            classID = id
+        }
+        let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
+        let host = HostCallbacks(table: callbacks, instance: instance)
+        let node: ObjectNode
+        if let classID {
+            let (name, c) = classTable[classID]
+            node = ObjectNode(engine: self, utf8: utf8, className: name, cClassName: UnsafePointer(c), classID: classID,
+                              container: container, depth: depth, host: host)
+        } else {
+            node = ObjectNode(engine: self, utf8: utf8, className: nil, cClassName: nil, classID: -1,
+                              container: container, depth: depth, host: host)
+        }
+        let handle = node.handle
+        link(node, into: container)
+        return handle
+    }
+
+    /// Where a new object named `utf8` goes under `parent` (the identifier
+    /// and class checked; the lock held): its container and depth.
+    private func placement(utf8: UnsafeRawBufferPointer, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
         guard !destroyed else { throw RestorationFailure(.state, "rst_register_object: the engine is being destroyed") }
-        let container: ObjectNode
+        let container: Unmanaged<ObjectNode>
         if let parent {
-            guard parent.engine === self, parent.isRegistered else {
-                throw RestorationFailure(.invalid, "rst_register_object: the parent of '\(identifier)' is not an object of this engine (unregistered, or another engine's)")
+            guard parent._withUnsafeGuaranteedRef({ $0.engine === self && $0.isRegistered }) else {
+                throw RestorationFailure(.invalid, "rst_register_object: the parent of '\(String(decoding: utf8, as: UTF8.self))' is not an object of this engine (unregistered, or another engine's)")
             }
             container = parent
         } else {
-            container = root
+            container = Unmanaged.passUnretained(root)
         }
-        let depth = container.depth + 1
+        let depth = container._withUnsafeGuaranteedRef { $0.depth } + 1
         if depth >= RestorationLimits.maxTreeDepth {
-            throw RestorationFailure(.limit, "rst_register_object: '\(identifier)' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
+            throw RestorationFailure(.limit, "rst_register_object: '\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
         }
-        if let existing = container.child(named: identifier) {
-            throw RestorationFailure(.duplicate, "rst_register_object: the path '\(existing.path)' is already registered")
+        if let existing = container._withUnsafeGuaranteedRef({ $0.childRef(named: utf8) }) {
+            throw RestorationFailure(.duplicate, "rst_register_object: the path '\(existing.takeUnretainedValue().path)' is already registered")
         }
-        let node = ObjectNode(engine: self, identifier: identifier, className: className,
-                              cClassName: className.map(internClassName), container: container, depth: depth, behavior: behavior)
+        return (container, depth)
+    }
+
+    /// Makes a new node registered: its place among its siblings, its slot
+    /// (the table takes the caller's reference).
+    @inline(__always)
+    private func link(_ node: __owned ObjectNode, into container: Unmanaged<ObjectNode>) {
+        let ref = Unmanaged.passUnretained(node)
+        container._withUnsafeGuaranteedRef { $0.append(child: ref) }
+        objectCount += 1
+        lastRegistered = ref.toOpaque()
         if let slot = freeSlots.popLast() {
-            node.slot = slot
+            ref._withUnsafeGuaranteedRef { $0.slot = slot }
             nodes[slot] = node
         } else {
-            node.slot = nodes.count
+            ref._withUnsafeGuaranteedRef { $0.slot = nodes.count }
             nodes.append(node)
         }
-        container.append(child: node)
-        objectCount += 1
-        lastRegistered = node.handle
-        return node
     }
 
     /// Unregisters an object and its descendants; their `released` runs
@@ -250,7 +367,12 @@ public final class Engine {
             throw RestorationFailure(.invalid, "rst_unregister_object: the object is not registered with this engine")
         }
         let gone = detach(node)
-        for n in gone { n.behavior?.released(n) }
+        for n in gone { Engine.released(n) }
+    }
+
+    /// The host's `release` for a node that left.
+    private static func released(_ n: ObjectNode) {
+        if let h = n.host { h.releaseFunction?(h.instance) } else { n.swiftBehavior?.released(n) }
     }
 
     /// Unlinks a subtree; returns it children-first. Iterative.
@@ -275,6 +397,7 @@ public final class Engine {
             n.lastChild = nil
             n.childIndex = nil
             n.childCount = 0
+            n.nonASCIIChildren = 0
         }
         objectCount -= pre.count
         return pre.reversed()
@@ -303,6 +426,30 @@ public final class Engine {
         lock.withLock { preorder() }
     }
 
+    /// Every object in archive order, unretained (the engine owns them, and
+    /// nothing can unregister during a save).
+    private func preorderRefs() -> [Unmanaged<ObjectNode>] {
+        let rootRef = Unmanaged.passUnretained(root)
+        return [Unmanaged<ObjectNode>](unsafeUninitializedCapacity: objectCount) { buf, count in
+            var k = 0
+            var n = root.firstChildRef
+            while let cur = n {
+                if k == buf.count { break }   // never: objectCount counts every node
+                buf[k] = cur
+                k &+= 1
+                if let c = cur._withUnsafeGuaranteedRef({ $0.firstChildRef }) { n = c; continue }
+                var up = cur
+                n = nil
+                while true {
+                    if let s = up._withUnsafeGuaranteedRef({ $0.nextSiblingRef }) { n = s; break }
+                    guard let p = up._withUnsafeGuaranteedRef({ $0.containerRef }), p.toOpaque() != rootRef.toOpaque() else { break }
+                    up = p
+                }
+            }
+            count = k
+        }
+    }
+
     private func preorder() -> [ObjectNode] {
         var out: [ObjectNode] = []
         out.reserveCapacity(objectCount)
@@ -329,12 +476,28 @@ public final class Engine {
             if hostClasses[name] != nil {
                 throw RestorationFailure(.duplicate, "rst_register_class: class '\(name)' is already registered")
             }
-            hostClasses[name] = factory
+            hostClasses[name] = ClassFactory(swift: factory)
+        }
+    }
+
+    /// Registers a C host's class (`rst_register_class`).
+    public func registerClass(_ name: String, cFactory: @escaping CFactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
+        try Validation.className(name, what: "rst_register_class")
+        try lock.withLock { () throws(RestorationFailure) in
+            if hostClasses[name] != nil {
+                throw RestorationFailure(.duplicate, "rst_register_class: class '\(name)' is already registered")
+            }
+            hostClasses[name] = ClassFactory(host: cFactory, context: context, what: "the factory of class '\(name)'")
         }
     }
 
     public func setFallbackFactory(_ factory: Factory?) {
-        lock.withLock { fallback = factory }
+        lock.withLock { fallback = factory.map { ClassFactory(swift: $0) } }
+    }
+
+    /// Sets (nil: clears) a C host's fallback factory (`rst_set_fallback_factory`).
+    public func setFallbackFactory(cFactory: CFactoryFunction?, context: UnsafeMutableRawPointer?) {
+        lock.withLock { fallback = cFactory.map { ClassFactory(host: $0, context: context, what: "the fallback factory") } }
     }
 
     // MARK: save
@@ -356,15 +519,17 @@ public final class Engine {
         if let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
-        let order = preorder()
+        let order = preorderRefs()
         if order.count > RestorationLimits.maxObjects {
             throw RestorationFailure(.limit, "save: \(order.count) objects are registered; an archive holds at most \(RestorationLimits.maxObjects) (RST_MAX_OBJECTS)")
         }
         saveGeneration += 1
         let gen = saveGeneration
-        for (i, n) in order.enumerated() {
-            n.saveGeneration = gen
-            n.saveIndex = i
+        for i in 0..<order.count {
+            order[i]._withUnsafeGuaranteedRef { n in
+                n.saveGeneration = gen
+                n.saveIndex = i
+            }
         }
         let coder = theCoder
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
@@ -375,29 +540,14 @@ public final class Engine {
             coder.writer = ArchiveWriter()
             coder.keys.clear()
         }
+        // Name indexes of this archive: per class number, and for short identifiers.
+        let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(classTable.count, 1))
+        classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
+        defer { classIndex.deallocate() }
+        shortNameCache.initialize(repeating: (0, 0), count: 256)
 
-        for n in order {
-            var id = n.identifier
-            let idIndex = id.withUTF8 { coder.writer.name(UnsafeRawBufferPointer($0)) }
-            var classIndex: UInt32? = nil
-            if var cn = n.className {
-                classIndex = cn.withUTF8 { coder.writer.name(UnsafeRawBufferPointer($0)) }
-            }
-            let parentIndex: Int? = n.container.isSentinel ? nil : n.container.saveIndex
-            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: classIndex)
-            if let b = n.behavior {
-                coder.beginEncoding(n)
-                b.encode(n, coder)
-                coder.endEncoding()
-                if let f = coder.encodeFailure {
-                    throw RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
-                }
-            }
-            do {
-                try coder.writer.endObject()
-            } catch {
-                throw RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (rst_encode_begin_record without rst_encode_end_record)")
-            }
+        for u in order {
+            if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
         }
         let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
                                systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
@@ -411,6 +561,58 @@ public final class Engine {
             case .state(let m): throw RestorationFailure(.state, "save failed: \(m)")
             }
         }
+    }
+
+    /// Writes one object of a save; returns the failure that ends the save.
+    @inline(__always)
+    private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>) -> RestorationFailure? {
+        let idIndex = nameIndex(n)
+        var cls: UInt32? = nil
+        if n.classID >= 0 {
+            var k = classIndex[n.classID]
+            if k == UInt32.max {
+                var cn = classTable[n.classID].name
+                k = cn.withUTF8 { coder.writer.name(UnsafeRawBufferPointer($0)) }
+                classIndex[n.classID] = k
+            }
+            cls = k
+        }
+        let container = n.container.unsafelyUnwrapped
+        let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
+        coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+        if let h = n.host {
+            if let encode = h.encodeFunction {
+                coder.beginEncoding(n)
+                encode(h.instance, OpaquePointer(coder.handle))
+                coder.endEncoding()
+            }
+        } else if let b = n.swiftBehavior {
+            coder.beginEncoding(n)
+            b.encode(n, coder)
+            coder.endEncoding()
+        }
+        if coder.hasEncodeFailure, let f = coder.encodeFailure {
+            return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
+        }
+        do {
+            try coder.writer.endObject()
+        } catch {
+            return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (rst_encode_begin_record without rst_encode_end_record)")
+        }
+        return nil
+    }
+
+    /// The name index of a node's identifier in the archive being written.
+    @inline(__always)
+    private func nameIndex(_ n: ObjectNode) -> UInt32 {
+        let bytes = n.identifierBytes
+        guard n.identifierCount <= 8 else { return theCoder.writer.name(bytes) }
+        let key = n.identifierPrefix   // identifiers hold no NUL: the prefix is the identifier
+        let e = shortNameCache + Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 56)
+        if e.pointee.key == key { return e.pointee.index }
+        let index = theCoder.writer.name(bytes)
+        e.pointee = (key, index)
+        return index
     }
 
     /// Saves to the archive file, atomically and durably; clears the crash marker.
@@ -512,72 +714,107 @@ public final class Engine {
         report.archived = UInt64(count)
 
         // Pass 1: materialize, parents first (archive order is pre-order).
-        var names = [String?](repeating: nil, count: reader.nameCount)
+        let engineHandle = OpaquePointer(handle)
+        let coderHandle = OpaquePointer(coder.handle)
+        let rootNode = root
+        // Per class name (by name index): whether it was looked up, and its
+        // factory (kept alive by `factories`).
+        let nameCount = max(reader.nameCount, 1)
+        let classLooked = UnsafeMutablePointer<Bool>.allocate(capacity: nameCount)
+        classLooked.initialize(repeating: false, count: nameCount)
+        let classFactories = UnsafeMutablePointer<Unmanaged<ClassFactory>?>.allocate(capacity: nameCount)
+        classFactories.initialize(repeating: nil, count: nameCount)
+        defer {
+            classLooked.deallocate()
+            classFactories.deallocate()
+        }
+        var factories: [ClassFactory] = []
+        var names: [String?] = []
         func name(_ i: UInt32) -> String {
+            if names.isEmpty { names = [String?](repeating: nil, count: reader.nameCount) }
             if let s = names[Int(i)] { return s }
             let s = reader.name(i)
             names[Int(i)] = s
             return s
         }
-        var classCache: [UInt32: [Factory]] = [:]
+        let rootRef = Unmanaged.passUnretained(rootNode)
         for r in 0..<count {
-            let container: ObjectNode
+            let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
-                guard session.state[p] == .materialized, let pn = session.node(p) else {
+                guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
                     session.state[r] = .skipped
                     continue
                 }
-                container = pn
+                containerRef = pn
             } else {
-                container = root
+                containerRef = rootRef
             }
             let idIndex = reader.identifier(ofRecord: r)
-            let identifier = name(idIndex)
-            if let existing = container.child(named: identifier) {
+            let idBytes = reader.nameBytes(idIndex)
+            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(named: idBytes) }) {
                 session.materialize(r, existing)
                 continue
             }
+            let container = containerRef.takeUnretainedValue()
             let classIndex = reader.className(ofRecord: r)
-            let candidates: [Factory]
-            if let ci = classIndex, let cached = classCache[ci] {
-                candidates = cached
-            } else {
-                var list: [Factory] = []
-                if let ci = classIndex {
+            var classFactory: Unmanaged<ClassFactory>? = nil
+            if let ci = classIndex {
+                if !classLooked[Int(ci)] {
                     let cn = name(ci)
-                    if let f = hostClasses[cn] {
-                        list.append(f)
-                    } else if let f = classProvider?.factory(forClass: cn) {
-                        list.append(f)
+                    var f = hostClasses[cn]
+                    if f == nil, let pf = classProvider?.factory(forClass: cn) { f = ClassFactory(swift: pf) }
+                    if let f {
+                        factories.append(f)
+                        classFactories[Int(ci)] = Unmanaged.passUnretained(f)
                     }
+                    classLooked[Int(ci)] = true
                 }
-                if let classIndex { classCache[classIndex] = list }
-                candidates = list
+                classFactory = classFactories[Int(ci)]
             }
             var made: ObjectNode?
-            let total = candidates.count + (fallback == nil ? 0 : 1)
-            if total > 0 {
-                let idC = reader.nameBytes(idIndex)
-                for k in 0..<total {
-                    let factory = k < candidates.count ? candidates[k] : fallback.unsafelyUnwrapped
+            // The class's factory, then the fallback.
+            for k in 0..<2 {
+                let factory: ClassFactory
+                if k == 0 {
+                    guard let classFactory else { continue }
+                    factory = classFactory.takeUnretainedValue()
+                } else {
+                    guard let fallback else { continue }
+                    factory = fallback
+                }
+                if let fn = factory.host {
                     coder.beginDecoding(record: r, node: nil, factory: true)
+                    let result = fn(engineHandle, container.isSentinel ? nil : OpaquePointer(container.handle),
+                                    coder.arena.copy(idBytes), coderHandle, factory.context)
+                    coder.endDecoding()
+                    guard let result else { continue }
+                    if let accepted = acceptFactoryResult(UnsafeRawPointer(result), container: container, identifier: idBytes) {
+                        made = accepted
+                    } else {
+                        let path = reader.path(ofRecord: r)
+                        log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
+                    }
+                } else if let f = factory.swift {
+                    coder.beginDecoding(record: r, node: nil, factory: true)
+                    let identifier = name(idIndex)
                     let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
-                                                 identifier: identifier, identifierCString: coder.arena.copy(idC),
+                                                 identifier: identifier, identifierCString: coder.arena.copy(idBytes),
                                                  className: classIndex.map(name), record: r, depth: container.depth + 1,
                                                  savedAtMs: reader.info.savedAtMs, coder: coder)
-                    let result = factory(request)
+                    let result = f(request)
                     coder.endDecoding()
                     guard let result else { continue }
                     if result.engine === self, result.isRegistered, result.container === container, result.identifier == identifier {
                         made = result
-                        break
+                    } else {
+                        let which = k == 1 ? "the fallback factory" : "the factory of class '\(classIndex.map(name) ?? "")'"
+                        log(.warning, "record \(r) ('\(reader.path(ofRecord: r))'): \(which) returned an object at '\(result.isRegistered ? result.path : "(unregistered)")' instead of one registered at '\(reader.path(ofRecord: r))'; treated as declined")
                     }
-                    let which = k == candidates.count ? "the fallback factory" : "the factory of class '\(classIndex.map(name) ?? "")'"
-                    log(.warning, "record \(r) ('\(reader.path(ofRecord: r))'): \(which) returned an object at '\(result.isRegistered ? result.path : "(unregistered)")' instead of one registered at '\(reader.path(ofRecord: r))'; treated as declined")
                 }
+                if made != nil { break }
             }
             if let made {
-                session.materialize(r, made)
+                session.materialize(r, Unmanaged.passUnretained(made))
             } else {
                 session.state[r] = .skipped
                 let cls = classIndex.map { "class '\(name($0))'" } ?? "no class"
@@ -586,18 +823,21 @@ public final class Engine {
         }
 
         // Pass 2: decode in dependency order.
-        let order = Planner.decodeOrder(count: count,
-                                        included: { session.state[$0] == .materialized },
-                                        parent: { reader.parent(ofRecord: $0) },
-                                        references: { reader.references(ofRecord: $0) },
-                                        referencesOnlyBackward: !reader.hasForwardReferences)
+        let order = Planner.decodeOrder(reader: reader, state: session.state)
         for r32 in order {
-            let r = Int(r32)
-            guard let n = session.node(r) else { continue }
-            if let b = n.behavior {
-                coder.beginDecoding(record: r, node: n, factory: false)
-                b.decode(n, coder)
-                coder.endDecoding()
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
+            u._withUnsafeGuaranteedRef { n in
+                if let h = n.host {
+                    if let decode = h.decodeFunction {
+                        coder.beginDecoding(record: Int(r32), node: n, factory: false)
+                        decode(h.instance, coderHandle)
+                        coder.endDecoding()
+                    }
+                } else if let b = n.swiftBehavior {
+                    coder.beginDecoding(record: Int(r32), node: n, factory: false)
+                    b.decode(n, coder)
+                    coder.endDecoding()
+                }
             }
         }
         report.restored = UInt64(order.count)
@@ -608,8 +848,10 @@ public final class Engine {
 
         // Pass 3: finish.
         for r32 in order {
-            guard let n = session.node(Int(r32)) else { continue }
-            n.behavior?.finished(n)
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
+            u._withUnsafeGuaranteedRef { n in
+                if let h = n.host { h.finishedFunction?(h.instance) } else { n.swiftBehavior?.finished(n) }
+            }
         }
         didFinishRestoring?()
     }
@@ -654,7 +896,7 @@ public final class Engine {
         while let cur = c { roots.append(cur); c = cur.nextSibling }
         for r in roots { all += detach(r) }
         destroyed = true
-        for n in all { n.behavior?.released(n) }
+        for n in all { Engine.released(n) }
         classProvider?.shutdown()
         classProvider = nil
         return true
@@ -662,7 +904,9 @@ public final class Engine {
 
     deinit {
         if !destroyed { _ = destroy() }
-        for p in classNames.values { free(p) }
+        for c in classTable { free(c.c) }
+        classNameCache.destroy()
+        shortNameCache.deallocate()
     }
 }
 
@@ -672,13 +916,21 @@ extension Engine {
     /// touching the object, so a bogus pointer is never dereferenced.
     public func factoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
         lock.withLock {
-            if let last = lastRegistered, UnsafeRawPointer(last) == made {
-                let n = ObjectNode.from(handle: made)
-                return n.isRegistered && n.container === (parent ?? root) && n.identifier == identifier ? n : nil
-            }
-            guard let expected = child(of: parent, named: identifier), UnsafeRawPointer(expected.handle) == made else { return nil }
-            return expected
+            guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
+            var id = identifier
+            return id.withUTF8 { acceptFactoryResult(made, container: p, identifier: UnsafeRawBufferPointer($0)) }
         }
+    }
+
+    /// The node at `made` if it is the child of `container` named
+    /// `identifier` (the lock held); never dereferences a bogus pointer.
+    func acceptFactoryResult(_ made: UnsafeRawPointer, container: ObjectNode, identifier: UnsafeRawBufferPointer) -> ObjectNode? {
+        if let last = lastRegistered, UnsafeRawPointer(last) == made {
+            let n = ObjectNode.from(handle: made)
+            return n.isRegistered && n.container === container && n.hasIdentifier(IdentifierKey(identifier)) ? n : nil
+        }
+        guard let expected = container.child(named: identifier), UnsafeRawPointer(expected.handle) == made else { return nil }
+        return expected
     }
 
     /// Runs `body` under the engine's lock (the order every component uses:

@@ -19,69 +19,242 @@ public protocol ObjectBehavior {
     var instance: UnsafeMutableRawPointer? { get }
 }
 
+/// A C host's object: its `rst_object_callbacks` (four nullable C function
+/// pointers: encode, decode, finished, release; may be nil) and instance.
+/// Stored in the node itself, so the engine's passes call the host directly
+/// (no existential to copy per object).
+public struct HostCallbacks: ObjectBehavior {
+    public typealias CoderFunction = @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void
+    public typealias InstanceFunction = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    /// The address of an `rst_object_callbacks` (the host keeps it alive).
+    public let table: UnsafeRawPointer?
+    public let instance: UnsafeMutableRawPointer?
+
+    @inline(__always) public init(table: UnsafeRawPointer?, instance: UnsafeMutableRawPointer?) {
+        self.table = table
+        self.instance = instance
+    }
+
+    @inline(__always) var encodeFunction: CoderFunction? {
+        table?.load(fromByteOffset: 0, as: CoderFunction?.self)
+    }
+    @inline(__always) var decodeFunction: CoderFunction? {
+        table?.load(fromByteOffset: MemoryLayout<CoderFunction?>.stride, as: CoderFunction?.self)
+    }
+    @inline(__always) var finishedFunction: InstanceFunction? {
+        table?.load(fromByteOffset: 2 * MemoryLayout<CoderFunction?>.stride, as: InstanceFunction?.self)
+    }
+    @inline(__always) var releaseFunction: InstanceFunction? {
+        table?.load(fromByteOffset: 3 * MemoryLayout<CoderFunction?>.stride, as: InstanceFunction?.self)
+    }
+
+    public func encode(_ node: ObjectNode, _ coder: Coder) {
+        encodeFunction?(instance, OpaquePointer(coder.handle))
+    }
+    public func decode(_ node: ObjectNode, _ coder: Coder) {
+        decodeFunction?(instance, OpaquePointer(coder.handle))
+    }
+    public func finished(_ node: ObjectNode) {
+        finishedFunction?(instance)
+    }
+    public func released(_ node: ObjectNode) {
+        releaseFunction?(instance)
+    }
+}
+
 /// A registered object (`rst_object`). Owned by its engine: the engine keeps
 /// the only strong reference, so a node lives exactly while registered.
 /// Tree links are unowned so that no chain of strong references (a 100,000
 /// wide sibling list, a 65,536 deep parent chain) can recurse on release.
 public final class ObjectNode {
-    public let identifier: String
-    public let className: String?
+    // Stored properties are declared in the order of their use, so that the
+    // hot ones share the object's first cache lines: a reference's checks
+    // (engine, registered, save index), a sibling scan (identifier length,
+    // prefix, next sibling), a pass's callbacks (host).
+
+    /// The engine that owns this node (valid while registered).
+    public unowned(unsafe) let engine: Engine
+    /// Archive index during a save (valid when `saveGeneration` matches).
+    @usableFromInline var saveGeneration = 0
+    @usableFromInline var saveIndex = 0
+    /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
+    /// sibling lookups compare these before any bytes.
+    let identifierCount: Int
+    let identifierPrefix: UInt64
+    // Tree links (the engine's lock guards them), unretained: loops over
+    // them (sibling scans, archive order) do no reference counting.
+    var nextSiblingRef: Unmanaged<ObjectNode>?
+    public internal(set) var isRegistered = true
+    /// Pure ASCII: identifiers match by bytes alone. Otherwise they match as
+    /// Strings do (canonical equivalence), as they always have.
+    let identifierIsASCII: Bool
+    let isSentinel: Bool
+    /// A C host's callbacks (`host != nil`), else a Swift host's behavior.
+    let host: HostCallbacks?
+    var containerRef: Unmanaged<ObjectNode>?
+    var firstChildRef: Unmanaged<ObjectNode>?
     /// NUL-terminated copies handed to C; valid while the node lives.
     public let cIdentifier: UnsafeMutablePointer<CChar>
     /// Shared by every node of the class; owned by the engine.
     public let cClassName: UnsafePointer<CChar>?
+    /// The engine's number for the class name (-1: none).
+    let classID: Int
     /// 0 at a root.
     public let depth: Int
-    public internal(set) var behavior: ObjectBehavior?
-    public internal(set) var isRegistered = true
+    var lastChildRef: Unmanaged<ObjectNode>?
+    var prevSiblingRef: Unmanaged<ObjectNode>?
+    public let className: String?
+    var swiftBehavior: ObjectBehavior? = nil
+    var childCount = 0
+    /// Children whose identifier is not ASCII (their lookups compare Strings).
+    var nonASCIIChildren = 0
+    var childIndex: ChildIndex?
+    /// Slot in the engine's node table.
+    var slot = -1
+    /// ChildIndex.hash of the identifier (set when the node enters an index).
+    var identifierHash: UInt64 = 0
 
-    /// The engine that owns this node (valid while registered).
-    public unowned(unsafe) let engine: Engine
+    /// The identifier (made from `cIdentifier`'s bytes on each use).
+    public var identifier: String { String(decoding: identifierBytes, as: UTF8.self) }
+
+    /// How the engine talks to the host (a C host's callbacks as a `HostCallbacks`).
+    public var behavior: ObjectBehavior? {
+        if let host { return host }
+        return swiftBehavior
+    }
+
+    /// The host's instance pointer (`rst_object_instance`), if any.
+    public var instance: UnsafeMutableRawPointer? {
+        if let host { return host.instance }
+        return swiftBehavior?.instance
+    }
+
+    /// The parent's handle, nil at a root (no reference counting).
+    public var parentHandle: UnsafeMutableRawPointer? {
+        guard let c = containerRef else { return nil }
+        return c._withUnsafeGuaranteedRef { $0.isSentinel } ? nil : c.toOpaque()
+    }
+
     /// The parent, nil at a root.
     public var parent: ObjectNode? { container.isSentinel ? nil : container }
 
-    // Tree links (the engine's lock guards them).
-    unowned(unsafe) var container: ObjectNode!
-    unowned(unsafe) var firstChild: ObjectNode?
-    unowned(unsafe) var lastChild: ObjectNode?
-    unowned(unsafe) var nextSibling: ObjectNode?
-    unowned(unsafe) var prevSibling: ObjectNode?
-    var childCount = 0
-    var childIndex: [String: ObjectNode]?
-    let isSentinel: Bool
-    /// Slot in the engine's node table.
-    var slot = -1
-    /// Archive index during a save (valid when `saveGeneration` matches).
-    var saveGeneration = 0
-    var saveIndex = 0
+    var container: ObjectNode! {
+        get { containerRef?.takeUnretainedValue() }
+        set { containerRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    var firstChild: ObjectNode? {
+        get { firstChildRef?.takeUnretainedValue() }
+        set { firstChildRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    var lastChild: ObjectNode? {
+        get { lastChildRef?.takeUnretainedValue() }
+        set { lastChildRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    var nextSibling: ObjectNode? {
+        get { nextSiblingRef?.takeUnretainedValue() }
+        set { nextSiblingRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    var prevSibling: ObjectNode? {
+        get { prevSiblingRef?.takeUnretainedValue() }
+        set { prevSiblingRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
 
-    init(engine: Engine, identifier: String, className: String?, cClassName: UnsafePointer<CChar>?, container: ObjectNode?, depth: Int, behavior: ObjectBehavior?) {
+    /// A Swift host's object; `utf8` is the identifier (validated by the caller).
+    convenience init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
+                     classID: Int, container: Unmanaged<ObjectNode>, depth: Int, behavior: ObjectBehavior?) {
+        self.init(engine: engine, utf8: utf8, className: className, cClassName: cClassName, classID: classID,
+                  container: container, depth: depth, host: nil)
+        swiftBehavior = behavior
+    }
+
+    /// A C host's object (`host`), or one whose behavior is set next.
+    init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
+         classID: Int, container: Unmanaged<ObjectNode>, depth: Int, host: HostCallbacks?) {
+        self.classID = classID
         self.engine = engine
-        self.identifier = identifier
         self.className = className
-        self.cIdentifier = strdup(identifier)
+        let n = utf8.count
+        guard let c = malloc(n + 1) else { fatalError("out of memory") }
+        if n > 0 { c.copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: n) }
+        c.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
+        self.cIdentifier = c.assumingMemoryBound(to: CChar.self)
+        self.identifierCount = n
+        self.identifierPrefix = ObjectNode.prefix(utf8)
+        self.identifierIsASCII = IdentifierKey.isASCII(utf8, prefix: identifierPrefix)
         self.cClassName = cClassName
-        self.container = container
+        self.containerRef = container
         self.depth = depth
-        self.behavior = behavior
+        self.host = host
         self.isSentinel = false
     }
 
     /// The invisible parent of the roots.
     init(sentinelOf engine: Engine) {
         self.engine = engine
-        self.identifier = ""
         self.className = nil
-        self.cIdentifier = strdup("")
+        self.cIdentifier = strdup("")!
+        self.identifierCount = 0
+        self.identifierPrefix = 0
+        self.identifierIsASCII = true
         self.cClassName = nil
-        self.container = nil
+        self.classID = -1
+        self.containerRef = nil
         self.depth = -1
-        self.behavior = nil
+        self.host = nil
         self.isSentinel = true
     }
 
     deinit {
         free(cIdentifier)
+    }
+
+    /// The first 8 bytes of `b`, zero padded, little-endian (loads stay
+    /// inside `b`).
+    @inlinable @inline(__always)
+    static func prefix(_ b: UnsafeRawBufferPointer) -> UInt64 {
+        let n = b.count
+        guard let p = b.baseAddress else { return 0 }
+        if n >= 8 { return p.loadUnaligned(as: UInt64.self) }
+        // Two overlapping loads inside the bytes: the overlap holds the same bytes.
+        if n >= 4 {
+            let lo = UInt64(p.loadUnaligned(as: UInt32.self))
+            let hi = UInt64(p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
+            return lo | hi << (UInt64(n &- 4) &* 8)
+        }
+        if n >= 2 {
+            let lo = UInt64(p.loadUnaligned(as: UInt16.self))
+            let hi = UInt64(p.loadUnaligned(fromByteOffset: n &- 2, as: UInt16.self))
+            return lo | hi << (UInt64(n &- 2) &* 8)
+        }
+        return n == 1 ? UInt64(p.load(as: UInt8.self)) : 0
+    }
+
+    /// Whether the identifier is `k`: the same bytes, or (when either is
+    /// not ASCII) canonically equivalent Strings, as `==` on the identifiers.
+    @inline(__always)
+    func hasIdentifier(_ k: IdentifierKey) -> Bool {
+        if hasIdentifierBytes(k) { return true }
+        if identifierIsASCII && k.isASCII { return false }
+        return hasIdentifierCanonically(k.bytes)
+    }
+
+    /// Whether the identifier is exactly `k`'s bytes.
+    @inline(__always)
+    func hasIdentifierBytes(_ k: IdentifierKey) -> Bool {
+        let b = k.bytes
+        return identifierCount == b.count && identifierPrefix == k.prefix
+            && (b.count <= 8 || memcmp(cIdentifier + 8, b.baseAddress.unsafelyUnwrapped + 8, b.count - 8) == 0)
+    }
+
+    @inline(never)
+    func hasIdentifierCanonically(_ b: UnsafeRawBufferPointer) -> Bool {
+        identifier == String(decoding: b, as: UTF8.self)
+    }
+
+    /// The identifier's bytes (without the NUL).
+    @inline(__always) var identifierBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: cIdentifier, count: identifierCount)
     }
 
     /// The opaque handle C sees (`rst_object *`).
@@ -114,28 +287,59 @@ public final class ObjectNode {
     }
 
     func child(named id: String) -> ObjectNode? {
-        if let index = childIndex { return index[id] }
-        var c = firstChild
-        while let cur = c {
-            if cur.identifier == id { return cur }
-            c = cur.nextSibling
+        var s = id
+        return s.withUTF8 { child(named: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The child whose identifier is `b`, if any.
+    func child(named b: UnsafeRawBufferPointer) -> ObjectNode? {
+        childRef(named: b)?.takeUnretainedValue()
+    }
+
+    /// The child whose identifier is `b`, if any, unretained.
+    @inline(__always)
+    func childRef(named b: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
+        let k = IdentifierKey(b)
+        if let index = childIndex { return index.find(k) }
+        var c = firstChildRef
+        while let u = c {
+            if u._withUnsafeGuaranteedRef({ $0.hasIdentifierBytes(k) }) { return u }
+            c = u._withUnsafeGuaranteedRef { $0.nextSiblingRef }
+        }
+        if k.isASCII && nonASCIIChildren == 0 { return nil }
+        return childCanonically(k)
+    }
+
+    /// The child whose identifier `==` the String of `k` (not byte-equal).
+    @inline(never)
+    private func childCanonically(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+        var c = firstChildRef
+        while let u = c {
+            if u._withUnsafeGuaranteedRef({ $0.hasIdentifier(k) }) { return u }
+            c = u._withUnsafeGuaranteedRef { $0.nextSiblingRef }
         }
         return nil
     }
 
     func append(child: ObjectNode) {
-        child.prevSibling = lastChild
-        child.nextSibling = nil
-        if let last = lastChild { last.nextSibling = child } else { firstChild = child }
-        lastChild = child
+        append(child: Unmanaged.passUnretained(child))
+    }
+
+    func append(child c: Unmanaged<ObjectNode>) {
+        c._withUnsafeGuaranteedRef {
+            $0.prevSiblingRef = lastChildRef
+            $0.nextSiblingRef = nil
+        }
+        if let last = lastChildRef { last._withUnsafeGuaranteedRef { $0.nextSiblingRef = c } } else { firstChildRef = c }
+        lastChildRef = c
         childCount += 1
-        if childIndex != nil {
-            childIndex![child.identifier] = child
+        if !c._withUnsafeGuaranteedRef({ $0.identifierIsASCII }) { nonASCIIChildren += 1 }
+        if let index = childIndex {
+            c._withUnsafeGuaranteedRef { index.insert($0) }
         } else if childCount > 8 {
-            var index: [String: ObjectNode] = [:]
-            index.reserveCapacity(16)
+            let index = ChildIndex(capacityFor: 16)
             var c = firstChild
-            while let cur = c { index[cur.identifier] = cur; c = cur.nextSibling }
+            while let cur = c { index.insert(cur); c = cur.nextSibling }
             childIndex = index
         }
     }
@@ -146,6 +350,170 @@ public final class ObjectNode {
         child.prevSibling = nil
         child.nextSibling = nil
         childCount -= 1
-        childIndex?[child.identifier] = nil
+        if !child.identifierIsASCII { nonASCIIChildren -= 1 }
+        childIndex?.remove(child)
+    }
+}
+
+/// An identifier to look up: its bytes, their first 8 (zero padded), and
+/// whether they are all ASCII.
+struct IdentifierKey {
+    let bytes: UnsafeRawBufferPointer
+    let prefix: UInt64
+    let isASCII: Bool
+
+    @inline(__always) init(_ b: UnsafeRawBufferPointer) {
+        bytes = b
+        prefix = ObjectNode.prefix(b)
+        isASCII = IdentifierKey.isASCII(b, prefix: prefix)
+    }
+
+    /// Whether every byte of `b` (whose `ObjectNode.prefix` is `prefix`) is ASCII.
+    @inline(__always)
+    static func isASCII(_ b: UnsafeRawBufferPointer, prefix: UInt64) -> Bool {
+        let n = b.count
+        var or = prefix
+        if n > 8, let p = b.baseAddress {
+            var i = 8
+            while i &+ 8 <= n {
+                or |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
+            if i < n { or |= p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self) }
+        }
+        return or & 0x8080_8080_8080_8080 == 0
+    }
+}
+
+/// The children of a wide node by identifier: open addressing with linear
+/// probing over unowned node references (the engine owns the nodes), keyed
+/// by a hash of the identifier's bytes seeded per process (archives are
+/// untrusted: colliding identifiers cannot be prepared in advance).
+///
+/// Bytes decide only between ASCII identifiers. Once a non-ASCII
+/// identifier is involved (a child, or a query), lookups go through a
+/// String-keyed dictionary, so canonically equivalent identifiers match as
+/// `String ==` says, exactly as before.
+final class ChildIndex {
+    private var slots: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    private var mask: Int
+    private var count = 0
+    /// Children whose identifier is not ASCII.
+    private var nonASCII = 0
+    /// Every child by identifier String; built on the first lookup that needs it.
+    private var strings: [String: Unmanaged<ObjectNode>]?
+
+    init(capacityFor n: Int) {
+        var cap = 16
+        while cap < n * 2 { cap <<= 1 }
+        slots = .allocate(capacity: cap)
+        slots.initialize(repeating: nil, count: cap)
+        mask = cap - 1
+    }
+
+    deinit { slots.deallocate() }
+
+    private static let seed: UInt64 = UInt64.random(in: UInt64.min...UInt64.max)
+
+    @inline(__always)
+    private static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let m = a.multipliedFullWidth(by: b)
+        return m.high ^ m.low
+    }
+
+    static func hash(_ b: UnsafeRawBufferPointer) -> UInt64 {
+        let n = b.count
+        var h = seed ^ (UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+        guard let p = b.baseAddress else { return mix(h, 0x8EBC_6AF0_9C88_C6E3) }
+        var i = 0
+        while i &+ 8 <= n {
+            h = mix(h ^ p.loadUnaligned(fromByteOffset: i, as: UInt64.self), 0xA076_1D64_78BD_642F)
+            i &+= 8
+        }
+        if i < n {
+            var t: UInt64 = 0
+            var s: UInt64 = 0
+            while i < n {
+                t |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) << s
+                s &+= 8
+                i &+= 1
+            }
+            h = mix(h ^ t, 0xE703_7ED1_A0B4_28DB)
+        }
+        return mix(h, 0x8EBC_6AF0_9C88_C6E3)
+    }
+
+    func find(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+        guard nonASCII == 0 && k.isASCII else { return findCanonically(k) }
+        let h = ChildIndex.hash(k.bytes)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while let u = slots[i] {
+            if u._withUnsafeGuaranteedRef({ $0.identifierHash == h && $0.hasIdentifier(k) }) { return u }
+            i = (i &+ 1) & mask
+        }
+        return nil
+    }
+
+    @inline(never)
+    private func findCanonically(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+        if strings == nil {
+            var d: [String: Unmanaged<ObjectNode>] = [:]
+            d.reserveCapacity(count)
+            for i in 0...mask { if let u = slots[i] { d[u.takeUnretainedValue().identifier] = u } }
+            strings = d
+        }
+        return strings.unsafelyUnwrapped[String(decoding: k.bytes, as: UTF8.self)]
+    }
+
+    func insert(_ node: ObjectNode) {
+        if (count + 1) * 2 > mask + 1 { grow() }
+        node.identifierHash = ChildIndex.hash(node.identifierBytes)
+        place(node)
+        count += 1
+        if !node.identifierIsASCII { nonASCII += 1 }
+        if strings != nil { strings![node.identifier] = Unmanaged.passUnretained(node) }
+    }
+
+    private func place(_ node: ObjectNode) {
+        var i = Int(truncatingIfNeeded: node.identifierHash) & mask
+        while slots[i] != nil { i = (i &+ 1) & mask }
+        slots[i] = Unmanaged.passUnretained(node)
+    }
+
+    private func grow() {
+        let old = slots, oldCap = mask + 1
+        let cap = oldCap * 2
+        slots = .allocate(capacity: cap)
+        slots.initialize(repeating: nil, count: cap)
+        mask = cap - 1
+        for i in 0..<oldCap { if let u = old[i] { place(u.takeUnretainedValue()) } }
+        old.deallocate()
+    }
+
+    /// Removes `node` (backward-shift deletion: no tombstones).
+    func remove(_ node: ObjectNode) {
+        var i = Int(truncatingIfNeeded: node.identifierHash) & mask
+        while let u = slots[i] {
+            if u.toOpaque() == node.handle { break }
+            i = (i &+ 1) & mask
+        }
+        guard slots[i] != nil else { return }
+        slots[i] = nil
+        count -= 1
+        if !node.identifierIsASCII { nonASCII -= 1 }
+        if strings != nil { strings![node.identifier] = nil }
+        var j = i
+        while true {
+            j = (j &+ 1) & mask
+            guard let u = slots[j] else { return }
+            let home = Int(truncatingIfNeeded: u.takeUnretainedValue().identifierHash) & mask
+            // Move u into the hole at i unless its home lies cyclically in (i, j].
+            let inRange = i <= j ? (home > i && home <= j) : (home > i || home <= j)
+            if !inRange {
+                slots[i] = u
+                slots[j] = nil
+                i = j
+            }
+        }
     }
 }

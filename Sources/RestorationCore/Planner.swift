@@ -1,3 +1,10 @@
+import RestorationArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The decode order of restore pass 2, as the ABI defines it: take the
 /// strongly connected components of the graph of parent and reference edges;
 /// repeatedly decode, among the components whose dependencies are all
@@ -6,6 +13,13 @@
 ///
 /// Iterative throughout: a 65,536-deep parent chain or a 100,000-wide
 /// fan-out never recurses.
+///
+/// Fast paths, each giving exactly that order:
+/// - every reference points backwards: archive order;
+/// - no cycle (every component is one record): Kahn's algorithm on the
+///   records themselves, taking the earliest ready record — an archive-order
+///   scan plus a small heap for records that become ready behind the scan.
+///   Only when that stalls (a cycle) does the general SCC path run.
 public enum Planner {
     /// - Parameters:
     ///   - count: records, in archive order.
@@ -20,30 +34,128 @@ public enum Planner {
                                    parent: (Int) -> Int?,
                                    references: (Int) -> UnsafeBufferPointer<Int32>,
                                    referencesOnlyBackward: Bool) -> [Int32] {
+        withoutActuallyEscaping(included) { inc in
+            withoutActuallyEscaping(parent) { par in
+                withoutActuallyEscaping(references) { refs in
+                    plan(ClosureGraph(inc: inc, par: par, refs: refs), count: count, referencesOnlyBackward: referencesOnlyBackward)
+                }
+            }
+        }
+    }
+
+    /// The engine's entry: records of `reader`, included when materialized.
+    static func decodeOrder(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) -> [Int32] {
+        plan(ReaderGraph(reader: reader, state: state), count: reader.recordCount,
+             referencesOnlyBackward: !reader.hasForwardReferences)
+    }
+
+    // MARK: implementation
+
+    @inline(__always)
+    static func plan<G: PlannerGraph>(_ g: G, count: Int, referencesOnlyBackward: Bool) -> [Int32] {
+        if count <= 0 { return [] }
         if referencesOnlyBackward {
             // Every edge goes from a lower to a higher index, so the smallest
             // undecoded record always has its dependencies decoded.
-            var out: [Int32] = []
-            out.reserveCapacity(count)
-            for r in 0..<count where included(r) { out.append(Int32(r)) }
-            return out
-        }
-
-        // Dependencies of v, as a flat CSR list (parent first, then references).
-        var depStart = [Int32](repeating: 0, count: count + 1)
-        var deps: [Int32] = []
-        deps.reserveCapacity(count * 2)
-        for v in 0..<count {
-            depStart[v] = Int32(deps.count)
-            guard included(v) else { continue }
-            if let p = parent(v), included(p) { deps.append(Int32(p)) }
-            for t in references(v) where t >= 0 && Int(t) < count && included(Int(t)) && Int(t) != v {
-                deps.append(t)
+            return [Int32](unsafeUninitializedCapacity: count) { buf, n in
+                var k = 0
+                for r in 0..<count where g.included(r) { buf[k] = Int32(truncatingIfNeeded: r); k &+= 1 }
+                n = k
             }
         }
-        depStart[count] = Int32(deps.count)
+        if let order = acyclicOrder(g, count: count) { return order }
+        let graph = DependentGraph(g, count: count)
+        defer { graph.deallocate() }
+        return generalOrder(graph, count: count)
+    }
 
-        // Tarjan's SCC, iterative.
+    /// Kahn's algorithm over records, earliest ready record first; nil when
+    /// some included record never becomes ready (a cycle).
+    ///
+    /// Records are scanned in archive order. A scanned record whose
+    /// dependencies are all decoded is the earliest ready one (unless the
+    /// heap holds one: records that became ready behind the scan, all
+    /// earlier); a record still waiting is parked on the dependencies it
+    /// waits for, and enters the heap when the last of them is decoded. Only
+    /// waiting records cost edges, so an archive whose references mostly
+    /// point backwards costs little more than one pass.
+    static func acyclicOrder<G: PlannerGraph>(_ g: G, count: Int) -> [Int32]? {
+        // done[r]: decoded; pending[r]: dependencies a parked record waits for.
+        let done = UnsafeMutablePointer<Bool>.allocate(capacity: count)
+        done.initialize(repeating: false, count: count)
+        let pending = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        // Waiters of each record, as linked lists: head[t], then next[e]; who[e] waits.
+        let head = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        head.initialize(repeating: -1, count: count)
+        var waiters = WaiterList()
+        var heap = MinHeap()
+        defer {
+            done.deallocate()
+            pending.deallocate()
+            head.deallocate()
+            waiters.release()
+            heap.release()
+        }
+        var parked = 0
+        var emitted = 0
+        let order = [Int32](unsafeUninitializedCapacity: count) { buf, n in
+            var c = 0
+            while true {
+                let v: Int
+                if heap.min != nil {
+                    v = Int(heap.pop())
+                } else {
+                    // Scan for the first record that is ready; park the others.
+                    var found = -1
+                    while c < count {
+                        let r = c
+                        c &+= 1
+                        guard g.included(r) else { continue }
+                        var waits: Int32 = 0
+                        let p = g.parent(r)
+                        if p >= 0 && !done[p] && g.included(p) {
+                            waiters.add(r, waitingFor: p, head)
+                            waits &+= 1
+                        }
+                        for t32 in g.references(r) {
+                            let t = Int(t32)
+                            if t >= 0 && t < count && t != r && !done[t] && g.included(t) {
+                                waiters.add(r, waitingFor: t, head)
+                                waits &+= 1
+                            }
+                        }
+                        if waits == 0 { found = r; break }
+                        pending[r] = waits
+                        parked &+= 1
+                    }
+                    if found < 0 { break }
+                    v = found
+                }
+                buf[emitted] = Int32(truncatingIfNeeded: v)
+                emitted &+= 1
+                done[v] = true
+                var e = head[v]
+                while e >= 0 {
+                    let w = Int(waiters.who(e))
+                    pending[w] &-= 1
+                    if pending[w] == 0 {
+                        parked &-= 1
+                        heap.push(Int32(truncatingIfNeeded: w))
+                    }
+                    e = waiters.next(e)
+                }
+            }
+            n = emitted
+        }
+        return parked == 0 ? order : nil
+    }
+
+    /// Tarjan's SCC (iterative), then Kahn's algorithm over the components,
+    /// choosing the ready component with the earliest member.
+    static func generalOrder(_ g: DependentGraph, count: Int) -> [Int32] {
+        let included = g.included
+        let (depStart, deps) = g.forward(count: count)
+
         let unvisited: Int32 = -1
         var index = [Int32](repeating: unvisited, count: count)
         var low = [Int32](repeating: 0, count: count)
@@ -54,7 +166,7 @@ public enum Planner {
         var next: Int32 = 0
         var compCount: Int32 = 0
 
-        for root in 0..<count where included(root) && index[root] == unvisited {
+        for root in 0..<count where included[root] != 0 && index[root] == unvisited {
             call.append((Int32(root), depStart[root]))
             index[root] = next; low[root] = next; next += 1
             stack.append(Int32(root)); onStack[root] = true
@@ -121,55 +233,220 @@ public enum Planner {
             }
         }
 
-        // Kahn's algorithm, choosing the ready component with the earliest member.
+        // Kahn's algorithm, choosing the ready component with the earliest
+        // member (the heap holds earliest members; compOf maps one back).
+        var compOf = [Int32](repeating: -1, count: count)
+        for c in 0..<nc { compOf[Int(members[Int(memberStart[c])])] = Int32(c) }
         var heap = MinHeap()
-        for c in 0..<nc where indeg[c] == 0 { heap.push(key: members[Int(memberStart[c])], value: Int32(c)) }
+        defer { heap.release() }
+        for c in 0..<nc where indeg[c] == 0 { heap.push(members[Int(memberStart[c])]) }
         var order: [Int32] = []
         order.reserveCapacity(members.count)
-        while let c = heap.pop() {
-            let ci = Int(c)
+        while heap.min != nil {
+            let ci = Int(compOf[Int(heap.pop())])
             order.append(contentsOf: members[Int(memberStart[ci])..<Int(memberStart[ci + 1])])
             for e in Int(outStart[ci])..<Int(outStart[ci + 1]) {
                 let d = Int(out[e])
                 indeg[d] -= 1
-                if indeg[d] == 0 { heap.push(key: members[Int(memberStart[d])], value: Int32(d)) }
+                if indeg[d] == 0 { heap.push(members[Int(memberStart[d])]) }
             }
         }
         return order
     }
 }
 
-/// A binary min-heap of (key, value) pairs ordered by key.
-struct MinHeap {
-    private var items: [(key: Int32, value: Int32)] = []
+/// What the planner asks of a restore's records.
+protocol PlannerGraph {
+    func included(_ r: Int) -> Bool
+    /// -1 for a root.
+    func parent(_ r: Int) -> Int
+    func references(_ r: Int) -> UnsafeBufferPointer<Int32>
+}
 
-    mutating func push(key: Int32, value: Int32) {
-        items.append((key, value))
-        var i = items.count - 1
-        while i > 0 {
-            let p = (i - 1) / 2
-            if items[p].key <= items[i].key { break }
-            items.swapAt(p, i)
-            i = p
+struct ClosureGraph: PlannerGraph {
+    let inc: (Int) -> Bool
+    let par: (Int) -> Int?
+    let refs: (Int) -> UnsafeBufferPointer<Int32>
+    @inline(__always) func included(_ r: Int) -> Bool { inc(r) }
+    @inline(__always) func parent(_ r: Int) -> Int { par(r) ?? -1 }
+    @inline(__always) func references(_ r: Int) -> UnsafeBufferPointer<Int32> { refs(r) }
+}
+
+struct ReaderGraph: PlannerGraph {
+    /// Unretained: the restore holds the reader.
+    let reader: Unmanaged<ArchiveReader>
+    let state: UnsafePointer<RestoreSession.RecordState>
+    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) {
+        self.reader = Unmanaged.passUnretained(reader)
+        self.state = state
+    }
+    @inline(__always) func included(_ r: Int) -> Bool { state[r] == .materialized }
+    @inline(__always) func parent(_ r: Int) -> Int { reader._withUnsafeGuaranteedRef { $0.parent(ofRecord: r) ?? -1 } }
+    @inline(__always) func references(_ r: Int) -> UnsafeBufferPointer<Int32> { reader._withUnsafeGuaranteedRef { $0.references(ofRecord: r) } }
+}
+
+/// The dependency edges of the included records as flat CSR arrays:
+/// out[outStart[u]..<outStart[u+1]] are the records that depend on u (its
+/// children and its referencers), depCount[v] is how many dependencies v
+/// has. Only the general (cyclic) path needs the forward lists, so they are
+/// built on demand (`forward`).
+struct DependentGraph {
+    let included: UnsafeMutablePointer<UInt8>
+    let depCount: UnsafeMutablePointer<Int32>
+    let outStart: UnsafeMutablePointer<Int32>
+    let out: UnsafeMutablePointer<Int32>
+    let edgeCount: Int
+
+    init<G: PlannerGraph>(_ g: G, count: Int) {
+        included = .allocate(capacity: count)
+        for v in 0..<count { included[v] = g.included(v) ? 1 : 0 }
+        // Edges first counted, then written.
+        depCount = .allocate(capacity: count)
+        outStart = .allocate(capacity: count + 1)
+        outStart.initialize(repeating: 0, count: count + 1)
+        var total = 0
+        for v in 0..<count {
+            var k: Int32 = 0
+            if included[v] != 0 {
+                let p = g.parent(v)
+                if p >= 0 && included[p] != 0 { k &+= 1; outStart[p &+ 1] &+= 1 }
+                for t in g.references(v) where t >= 0 && Int(t) < count && Int(t) != v && included[Int(t)] != 0 {
+                    k &+= 1
+                    outStart[Int(t) &+ 1] &+= 1
+                }
+            }
+            depCount[v] = k
+            total &+= Int(k)
+        }
+        edgeCount = total
+        for u in 0..<count { outStart[u &+ 1] &+= outStart[u] }
+        out = .allocate(capacity: max(total, 1))
+        let outFill = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        outFill.initialize(from: outStart, count: count)
+        defer { outFill.deallocate() }
+        for v in 0..<count where depCount[v] != 0 {
+            let p = g.parent(v)
+            if p >= 0 && included[p] != 0 {
+                out[Int(outFill[p])] = Int32(truncatingIfNeeded: v); outFill[p] &+= 1
+            }
+            for t in g.references(v) where t >= 0 && Int(t) < count && Int(t) != v && included[Int(t)] != 0 {
+                out[Int(outFill[Int(t)])] = Int32(truncatingIfNeeded: v); outFill[Int(t)] &+= 1
+            }
         }
     }
 
-    mutating func pop() -> Int32? {
-        guard let first = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < items.count && items[l].key < items[m].key { m = l }
-                if r < items.count && items[r].key < items[m].key { m = r }
-                if m == i { break }
-                items.swapAt(i, m)
-                i = m
+    /// The dependencies of each record (depStart has count + 1 entries):
+    /// the transpose of `out`, so within a record they are in ascending order.
+    func forward(count: Int) -> (depStart: [Int32], deps: [Int32]) {
+        var depStart = [Int32](repeating: 0, count: count + 1)
+        for v in 0..<count { depStart[v + 1] = depStart[v] &+ depCount[v] }
+        var fill = depStart
+        var deps = [Int32](repeating: 0, count: edgeCount)
+        for u in 0..<count {
+            for e in Int(outStart[u])..<Int(outStart[u + 1]) {
+                let v = Int(out[e])
+                deps[Int(fill[v])] = Int32(truncatingIfNeeded: u)
+                fill[v] &+= 1
             }
         }
-        return first.value
+        return (depStart, deps)
+    }
+
+    func deallocate() {
+        included.deallocate()
+        depCount.deallocate()
+        outStart.deallocate()
+        out.deallocate()
+    }
+}
+
+/// Records parked on the records they wait for (singly linked lists in one
+/// growable buffer); `release()` frees it.
+struct WaiterList {
+    private var items: UnsafeMutablePointer<(who: Int32, next: Int32)>? = nil
+    private var count = 0
+    private var capacity = 0
+
+    @inline(__always) func who(_ e: Int32) -> Int32 { items.unsafelyUnwrapped[Int(e)].who }
+    @inline(__always) func next(_ e: Int32) -> Int32 { items.unsafelyUnwrapped[Int(e)].next }
+
+    @inline(__always)
+    mutating func add(_ who: Int, waitingFor t: Int, _ head: UnsafeMutablePointer<Int32>) {
+        if count == capacity { grow() }
+        items.unsafelyUnwrapped[count] = (Int32(truncatingIfNeeded: who), head[t])
+        head[t] = Int32(truncatingIfNeeded: count)
+        count &+= 1
+    }
+
+    private mutating func grow() {
+        let newCapacity = Swift.max(64, capacity &* 2)
+        let n = UnsafeMutablePointer<(who: Int32, next: Int32)>.allocate(capacity: newCapacity)
+        if let items { n.moveInitialize(from: items, count: count); items.deallocate() }
+        items = n
+        capacity = newCapacity
+    }
+
+    mutating func release() {
+        items?.deallocate()
+        items = nil
+        count = 0
+        capacity = 0
+    }
+}
+
+/// A binary min-heap of Int32; `release()` frees its memory.
+struct MinHeap {
+    private var items: UnsafeMutablePointer<Int32>? = nil
+    private var count = 0
+    private var capacity = 0
+
+    var min: Int32? { count > 0 ? items.unsafelyUnwrapped[0] : nil }
+
+    mutating func release() {
+        items?.deallocate()
+        items = nil
+        count = 0
+        capacity = 0
+    }
+
+    mutating func push(_ key: Int32) {
+        if count == capacity {
+            let newCapacity = Swift.max(16, capacity &* 2)
+            let n = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
+            if let items { n.moveInitialize(from: items, count: count); items.deallocate() }
+            items = n
+            capacity = newCapacity
+        }
+        let a = items.unsafelyUnwrapped
+        var i = count
+        count &+= 1
+        while i > 0 {
+            let p = (i &- 1) >> 1
+            if a[p] <= key { break }
+            a[i] = a[p]
+            i = p
+        }
+        a[i] = key
+    }
+
+    /// The smallest key; the heap must not be empty.
+    mutating func pop() -> Int32 {
+        let a = items.unsafelyUnwrapped
+        let first = a[0]
+        count &-= 1
+        if count == 0 { return first }
+        let last = a[count]
+        var i = 0
+        while true {
+            let l = 2 &* i &+ 1
+            if l >= count { break }
+            let r = l &+ 1
+            let m = r < count && a[r] < a[l] ? r : l
+            if a[m] >= last { break }
+            a[i] = a[m]
+            i = m
+        }
+        a[i] = last
+        return first
     }
 }

@@ -1,4 +1,9 @@
 import RestorationArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The engine's limits (the RST_MAX_* macros of restoration.h).
 public enum RestorationLimits {
@@ -15,20 +20,30 @@ public enum RestorationLimits {
 /// Argument rules shared by every edge (C ABI, Swift API).
 public enum Validation {
     /// Valid UTF-8 with no NUL byte.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func isText(_ b: UnsafeRawBufferPointer) -> Bool {
-        // ASCII fast path.
-        var i = 0
+        guard let p = b.baseAddress else { return true }
+        // ASCII fast path, eight bytes at a time: a word with a byte >= 0x80
+        // or a zero byte (exact: (w - 0x01..) & ~w & 0x80.. is non-zero iff
+        // some byte is zero) sends the rest to the full check.
         let n = b.count
+        var i = 0
+        while i &+ 8 <= n {
+            let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            if (w | ((w &- 0x0101_0101_0101_0101) & ~w)) & 0x8080_8080_8080_8080 != 0 {
+                return isUTF8(UnsafeRawBufferPointer(start: p + i, count: n &- i))
+            }
+            i &+= 8
+        }
         while i < n {
-            let c = b[i]
-            if c == 0 { return false }
-            if c >= 0x80 { return isUTF8(UnsafeRawBufferPointer(rebasing: b[i...])) }
-            i += 1
+            let c = p.load(fromByteOffset: i, as: UInt8.self)
+            if c == 0 || c >= 0x80 { return isUTF8(UnsafeRawBufferPointer(start: p + i, count: n &- i)) }
+            i &+= 1
         }
         return true
     }
 
+    @usableFromInline
     static func isUTF8(_ b: UnsafeRawBufferPointer) -> Bool {
         var i = 0
         let n = b.count
@@ -82,6 +97,37 @@ public enum Validation {
             throw RestorationFailure(.invalid, "\(what): identifier '\(id)' contains '/', which separates path components")
         }
         if nul { throw RestorationFailure(.invalid, "\(what): identifier contains a NUL byte") }
+    }
+
+    /// The same rules for an identifier given as bytes (already valid UTF-8).
+    @inline(__always)
+    public static func identifier(_ b: UnsafeRawBufferPointer, what: StaticString) throws(RestorationFailure) {
+        let n = b.count
+        if n == 0 || n > RestorationLimits.maxIdentifierBytes || hasSlashOrNUL(b) {
+            try identifier(String(decoding: b, as: UTF8.self), what: "\(what)")
+        }
+    }
+
+    /// Whether `b` holds a '/' or a NUL byte (eight bytes at a time).
+    @inline(__always)
+    static func hasSlashOrNUL(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard let p = b.baseAddress else { return false }
+        let n = b.count
+        @inline(__always) func hasZeroByte(_ w: UInt64) -> Bool {
+            (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080 != 0
+        }
+        var i = 0
+        while i &+ 8 <= n {
+            let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            if hasZeroByte(w) || hasZeroByte(w ^ 0x2F2F_2F2F_2F2F_2F2F) { return true }
+            i &+= 8
+        }
+        while i < n {
+            let c = p.load(fromByteOffset: i, as: UInt8.self)
+            if c == 0 || c == UInt8(ascii: "/") { return true }
+            i &+= 1
+        }
+        return false
     }
 
     public static func className(_ name: String, what: String) throws(RestorationFailure) {
