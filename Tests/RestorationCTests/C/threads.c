@@ -115,6 +115,10 @@ static rst_object *fallback(rst_engine *e, rst_object *parent, const char *ident
         CHECK_OK(rst_register_object(e, identifier, NULL, NULL, &static_cb, NULL, &o));
         return o;
     }
+    /* Into the shared engine, a worker subtree that is not registered any more
+       is declined (skipped): re-creating it would race with its worker, which
+       checks that its unregistered root stays gone. */
+    if (e == E) return NULL;
     const char *path = NULL;
     CHECK_OK(rst_decode_string(c, "path", &path, NULL));
     int64_t worker = -1, round = -1;
@@ -187,8 +191,8 @@ int main(int argc, char **argv) {
         restores++;
 
         /* restore into the shared engine while the workers keep going: existing
-           subtrees are matched, the others are made by the fallback factory and
-           then unregistered here (worker identifiers are never reused) */
+           subtrees are matched and decoded; subtrees their workers have
+           unregistered since the snapshot are declined by the fallback */
         if (saves % 4 == 0) {
             restore_target = E;
             made_root_count = 0;
