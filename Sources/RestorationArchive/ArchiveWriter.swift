@@ -146,10 +146,12 @@ struct SavedFrame {
     @usableFromInline var start: Int
     @usableFromInline var lenPos: Int
     @usableFromInline var big: Bool
-    @usableFromInline init(start: Int, lenPos: Int, big: Bool) {
+    @usableFromInline var seen: UInt64
+    @usableFromInline init(start: Int, lenPos: Int, big: Bool, seen: UInt64) {
         self.start = start
         self.lenPos = lenPos
         self.big = big
+        self.seen = seen
     }
 }
 
@@ -170,6 +172,9 @@ struct WriterCore {
     @usableFromInline var fStart: Int
     @usableFromInline var fLenPos: Int
     @usableFromInline var fBig: Bool
+    /// The current frame's keys below 64, as bits: duplicate checks of those
+    /// keys need no search.
+    @usableFromInline var fSeen: UInt64
     /// -1: no object open; 0: the object's own fields; n: n nested records open.
     @usableFromInline var depth: Int
     /// Frames below the current one, indexed by depth.
@@ -200,6 +205,7 @@ struct WriterCore {
         fStart = 0
         fLenPos = 0
         fBig = false
+        fSeen = 0
         depth = -1
         saved = UnsafeMutablePointer<SavedFrame>.allocate(capacity: ArchiveLimits.maxRecordDepth + 2)
         bigSets = Array(repeating: [:], count: ArchiveLimits.maxRecordDepth + 2)
@@ -222,6 +228,7 @@ struct WriterCore {
         fStart = o.fStart
         fLenPos = o.fLenPos
         fBig = o.fBig
+        fSeen = o.fSeen
         depth = o.depth
         saved = UnsafeMutablePointer<SavedFrame>.allocate(capacity: ArchiveLimits.maxRecordDepth + 2)
         if o.depth > 0 { saved.initialize(from: o.saved, count: o.depth) }
@@ -240,6 +247,7 @@ struct WriterCore {
         fStart = 0
         fLenPos = 0
         fBig = false
+        fSeen = 0
         depth = -1
         for d in bigSets.indices where !bigSets[d].isEmpty { bigSets[d].removeAll(keepingCapacity: true) }
         recordCount = 0
@@ -302,6 +310,7 @@ struct WriterCore {
 
     @inlinable @inline(__always)
     func hasKey(_ key: UInt32) -> Bool {
+        if key < 64 { return fSeen & (1 &<< UInt64(key)) != 0 }
         if _slowPath(fBig) { return bigSets[depth][key] != nil }
         return entryIndex(key) >= 0
     }
@@ -319,6 +328,7 @@ struct WriterCore {
         if _slowPath(fTop == fCap) { growKeys() }
         fkeys[fTop] = UInt64(key) | (UInt64(tag) &<< 32)
         fTop &+= 1
+        if key < 64 { fSeen |= 1 &<< UInt64(key) }
         if _slowPath(fBig || fTop &- fStart > WriterCore.smallRecordKeys) { noteBig(key, tag) }
     }
 
@@ -326,6 +336,8 @@ struct WriterCore {
     @usableFromInline @inline(never)
     mutating func dropLastKey() {
         fTop -= 1
+        let key = UInt32(truncatingIfNeeded: fkeys[fTop])
+        if key < 64 { fSeen &= ~(1 &<< UInt64(key)) }
         if fBig { bigSets[depth][UInt32(truncatingIfNeeded: fkeys[fTop])] = nil }
     }
 
@@ -451,6 +463,7 @@ struct WriterCore {
         fTop = 0
         fStart = 0
         fBig = false
+        fSeen = 0
         depth = 0
         recordCount = index + 1
     }
@@ -464,6 +477,7 @@ struct WriterCore {
         if fBig { bigSets[0].removeAll(keepingCapacity: true) }
         fTop = 0
         fBig = false
+        fSeen = 0
         depth = -1
     }
 
@@ -474,11 +488,12 @@ struct WriterCore {
             throw WriteFailure.limit("record \(recordCount - 1): nested records deeper than \(ArchiveLimits.maxRecordDepth)")
         }
         let p = try openField(key, ValueTag.record.rawValue, 1)
-        saved[depth] = SavedFrame(start: fStart, lenPos: fLenPos, big: fBig)
+        saved[depth] = SavedFrame(start: fStart, lenPos: fLenPos, big: fBig, seen: fSeen)
         fLenPos = p - out
         count = fLenPos + 1
         fStart = fTop
         fBig = false
+        fSeen = 0
         depth += 1
     }
 
@@ -498,12 +513,14 @@ struct WriterCore {
         fStart = s.start
         fLenPos = s.lenPos
         fBig = s.big
+        fSeen = s.seen
         return true
     }
 
     // MARK: finish
 
-    func finish(info: ArchiveInfo) throws(WriteFailure) -> [UInt8] {
+    /// Checks that the archive can be finished and returns its total size.
+    func finishSize(info: ArchiveInfo) throws(WriteFailure) -> Int {
         if let s = sticky { throw s }
         if depth >= 0 {
             throw WriteFailure.state("finish: record \(recordCount - 1) is still open (endObject is missing)")
@@ -511,7 +528,7 @@ struct WriterCore {
         if maxRef >= recordCount {
             throw WriteFailure.state("finish: an object reference points to record \(maxRef), but only \(recordCount) records were written")
         }
-        var app = info.appVersion, sys = info.systemVersion, idiom = info.idiom
+        let app = info.appVersion, sys = info.systemVersion, idiom = info.idiom
         for (name, s) in [("app version", app), ("system version", sys), ("idiom", idiom)] {
             if s.utf8.count > ArchiveLimits.maxInfoStringBytes {
                 throw WriteFailure.limit("the \(name) has \(s.utf8.count) bytes, more than \(ArchiveLimits.maxInfoStringBytes)")
@@ -528,53 +545,70 @@ struct WriterCore {
         if total > ArchiveLimits.maxArchiveBytes {
             throw WriteFailure.limit("the archive would be \(total) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes)")
         }
+        return total
+    }
+
+    /// Writes the whole archive (`total` bytes, from `finishSize`) at `base`.
+    func finishWrite(info: ArchiveInfo, total: Int, to base: UnsafeMutableRawPointer) -> Int {
+        var app = info.appVersion, sys = info.systemVersion, idiom = info.idiom
         let savedAt = info.savedAtMs
         let records = UnsafeRawPointer(out)
         let recordBytes = count
         let n = recordCount
         let keys = self.keys, names = self.names
-        return [UInt8](unsafeUninitializedCapacity: total) { buf, initialized in
-            let base = UnsafeMutableRawPointer(buf.baseAddress!)
-            var p = base
-            for b in ArchiveFormat.magic {
-                p.storeBytes(of: b, as: UInt8.self)
-                p += 1
-            }
-            p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
-            p.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
-            p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
-            p += 8
-            func putString(_ s: inout String) {
-                s.withUTF8 { u in
-                    p += putVarint(p, UInt64(u.count))
-                    if u.count > 0 { p.copyMemory(from: u.baseAddress!, byteCount: u.count) }
-                    p += u.count
-                }
-            }
-            putString(&app)
-            putString(&sys)
-            putString(&idiom)
-            p.storeBytes(of: savedAt.littleEndian, as: Int64.self)
-            p += 8
-            p += putVarint(p, UInt64(n))
-            p += putVarint(p, UInt64(keys.count))
-            p += putVarint(p, UInt64(names.count))
-            for table in [keys, names] {
-                for i in 0..<table.count {
-                    let s = table.bytes(i)
-                    p += putVarint(p, UInt64(s.count))
-                    if s.count > 0 { p.copyMemory(from: s.baseAddress!, byteCount: s.count) }
-                    p += s.count
-                }
-            }
-            // Checksum the header and tables, then copy and checksum the records in one pass.
-            var crc = CRC32C.update(0, UnsafeRawPointer(base), p - base)
-            crc = CRC32C.copy(crc, from: records, to: p, recordBytes)
-            p += recordBytes
-            p.storeBytes(of: crc.littleEndian, as: UInt32.self)
-            p += 4
-            initialized = p - base
+        var p = base
+        for b in ArchiveFormat.magic {
+            p.storeBytes(of: b, as: UInt8.self)
+            p += 1
         }
+        p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
+        p.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
+        p += 8
+        func putString(_ s: inout String) {
+            s.withUTF8 { u in
+                p += putVarint(p, UInt64(u.count))
+                if u.count > 0 { p.copyMemory(from: u.baseAddress!, byteCount: u.count) }
+                p += u.count
+            }
+        }
+        putString(&app)
+        putString(&sys)
+        putString(&idiom)
+        p.storeBytes(of: savedAt.littleEndian, as: Int64.self)
+        p += 8
+        p += putVarint(p, UInt64(n))
+        p += putVarint(p, UInt64(keys.count))
+        p += putVarint(p, UInt64(names.count))
+        for table in [keys, names] {
+            for i in 0..<table.count {
+                let s = table.bytes(i)
+                p += putVarint(p, UInt64(s.count))
+                if s.count > 0 { p.copyMemory(from: s.baseAddress!, byteCount: s.count) }
+                p += s.count
+            }
+        }
+        // Checksum the header and tables, then copy and checksum the records in one pass.
+        var crc = CRC32C.update(0, UnsafeRawPointer(base), p - base)
+        crc = CRC32C.copy(crc, from: records, to: p, recordBytes)
+        p += recordBytes
+        p.storeBytes(of: crc.littleEndian, as: UInt32.self)
+        p += 4
+        return p - base
+    }
+
+    func finish(info: ArchiveInfo) throws(WriteFailure) -> [UInt8] {
+        let total = try finishSize(info: info)
+        return [UInt8](unsafeUninitializedCapacity: total) { buf, initialized in
+            initialized = finishWrite(info: info, total: total, to: UnsafeMutableRawPointer(buf.baseAddress!))
+        }
+    }
+
+    func finish(info: ArchiveInfo, into allocate: (Int) -> UnsafeMutableRawPointer?) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
+        let total = try finishSize(info: info)
+        guard let base = allocate(total) else { return nil }
+        let written = finishWrite(info: info, total: total, to: base)
+        return (base, written)
     }
 }
 
@@ -840,6 +874,16 @@ public struct ArchiveWriter {
     /// it was: calling `finish` again gives the same bytes.
     public mutating func finish(info: ArchiveInfo) throws(WriteFailure) -> [UInt8] {
         try _core.pointee.finish(info: info)
+    }
+
+    /// `finish` into memory the caller provides, without an intermediate
+    /// array: `allocate` is called once with the archive's size in bytes and
+    /// returns at least that many writable bytes (e.g. from `malloc`), or nil.
+    /// Returns the buffer and the archive's size, or nil when `allocate`
+    /// returned nil. The buffer belongs to the caller. Errors are those of
+    /// `finish`, reported before `allocate` is called.
+    public mutating func finish(info: ArchiveInfo, into allocate: (Int) -> UnsafeMutableRawPointer?) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
+        try _core.pointee.finish(info: info, into: allocate)
     }
 }
 

@@ -587,6 +587,7 @@ struct Validator {
         var fe = fieldsEnd        // where the current frame ends
         var fks = 0               // the current frame's first key in keyStack
         var big = false           // the current frame's keys are in bigSets[d]
+        var seen: UInt64 = 0      // the current frame's keys below 64, as bits
         keyTop = 0
         let kc = UInt64(keyCount)
         let frames = self.frames
@@ -601,6 +602,7 @@ struct Validator {
                 fe = f.end
                 fks = f.keyStart
                 big = f.big
+                seen = f.seen
                 continue
             }
             let fieldAt = pos
@@ -628,6 +630,12 @@ struct Validator {
             }
             if big {
                 if !insertBig(d, k) { throw duplicateKey(fieldAt) }
+            } else if k < 64 {
+                // Exact for keys below 64: their bits are set for every such
+                // key of this frame.
+                let bit: UInt64 = 1 &<< UInt64(k)
+                if seen & bit != 0 { throw duplicateKey(fieldAt) }
+                seen |= bit
             } else {
                 var j = fks
                 while j < keyTop {
@@ -708,12 +716,13 @@ struct Validator {
                 if d >= ArchiveLimits.maxRecordDepth {
                     throw limit("nested records are deeper than the limit of \(ArchiveLimits.maxRecordDepth)", at: at)
                 }
-                frames[d] = Frame(end: fe, keyStart: fks, big: big, key: k)
+                frames[d] = Frame(end: fe, keyStart: fks, big: big, key: k, seen: seen)
                 d &+= 1
                 depth = d
                 fe = pos &+ len
                 fks = keyTop
                 big = false
+                seen = 0
             default:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")
@@ -732,6 +741,8 @@ struct Frame {
     var big: Bool
     /// The key of the nested record opened inside this frame (for messages).
     var key: UInt32
+    /// The frame's keys below 64, as bits (duplicate detection).
+    var seen: UInt64
 }
 
 func hex32(_ v: UInt32) -> String {

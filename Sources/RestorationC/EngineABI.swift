@@ -258,11 +258,13 @@ public func rst_save_to_buffer(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<
     guard let e else { return fail(.invalid, "rst_save_to_buffer: engine is NULL") }
     guard let out, let len else { return fail(.invalid, "rst_save_to_buffer: out or len is NULL") }
     do {
-        let bytes = try engine(e).saveToBytes()
-        guard let p = malloc(max(bytes.count, 1)) else { return fail(.noMemory, "rst_save_to_buffer: cannot allocate \(bytes.count) bytes") }
-        bytes.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        var asked = 0
+        guard let (p, n) = try engine(e).saveToBuffer(allocate: { size in
+            asked = size
+            return malloc(max(size, 1))
+        }) else { return fail(.noMemory, "rst_save_to_buffer: cannot allocate \(asked) bytes") }
         out.pointee = p
-        len.pointee = bytes.count
+        len.pointee = n
         return RST_OK
     } catch {
         return fail(error)

@@ -512,6 +512,22 @@ public final class Engine {
 
     /// Encodes every object into archive bytes (should_save is asked first).
     public func saveToBytes() throws(RestorationFailure) -> [UInt8] {
+        try save { (w: inout ArchiveWriter, info: ArchiveInfo) throws(WriteFailure) -> [UInt8] in
+            try w.finish(info: info)
+        }
+    }
+
+    /// Like `saveToBytes`, but the archive is written straight into memory
+    /// from `allocate` (called once, with the archive's size; e.g. `malloc`),
+    /// with no intermediate array. Returns the buffer (owned by the caller)
+    /// and its length, or nil if `allocate` returned nil.
+    public func saveToBuffer(allocate: (Int) -> UnsafeMutableRawPointer?) throws(RestorationFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
+        try save { (w: inout ArchiveWriter, info: ArchiveInfo) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? in
+            try w.finish(info: info, into: allocate)
+        }
+    }
+
+    private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
         try beginOperation(.saving, "save")
@@ -553,7 +569,7 @@ public final class Engine {
                                systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
         do {
-            return try coder.writer.finish(info: info)
+            return try finish(&coder.writer, info)
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
