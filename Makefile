@@ -37,9 +37,13 @@ test: deps
 
 # Every test again under AddressSanitizer (Swift and the C programs, which are
 # then built with clang -fsanitize=address). XCTest's and Foundation's own
-# leaks are suppressed.
+# leaks are suppressed; print_suppressions=0 keeps LSan's "Suppressions used"
+# table out of the stderr of the child processes the tests check.
+# .ci/asan-exports.map re-exports the ASan runtime (see that file).
 test-asan: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp swift test --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+	  swift test --sanitize=address --scratch-path .build-asan \
+	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map
 
 bench: deps
 	swift run -c release restore-bench

@@ -341,10 +341,10 @@ func runShape(name: String, graph: Graph, runs: Int) -> ShapeResult {
     return r
 }
 
-/// Registers a chain one level at a time until the engine refuses, up to
-/// depth RST_MAX_TREE_DEPTH + 1. The header says a root is depth 0 and only a
-/// depth past RST_MAX_TREE_DEPTH is RST_ERR_LIMIT: so depth
-/// RST_MAX_TREE_DEPTH must register and RST_MAX_TREE_DEPTH + 1 must not.
+/// Registers a chain one level at a time until the engine refuses. The
+/// header allows RST_MAX_TREE_DEPTH objects in one parent chain (depths 0 to
+/// RST_MAX_TREE_DEPTH - 1): the deepest must register and the next must be
+/// RST_ERR_LIMIT.
 func runDepthLimit() -> DepthLimitResult {
     let limit = Int(RST_MAX_TREE_DEPTH)
     var r = DepthLimitResult(maxTreeDepth: limit, atLimit: "not reached", pastLimit: "not reached",
@@ -353,26 +353,20 @@ func runDepthLimit() -> DepthLimitResult {
         let e = try makeEngine()
         defer { rst_engine_destroy(e) }
         var parent: OpaquePointer?
-        for depth in 0...(limit + 1) {
+        for depth in 0...limit {
             var out: OpaquePointer?
             let st = rst_register_object(e, depth == 0 ? "root" : "d", parent, nil, nil, nil, &out)
-            if depth == limit { r.atLimit = String(cString: rst_status_name(st)) }
-            if depth == limit + 1 { r.pastLimit = String(cString: rst_status_name(st)) }
+            if depth == limit - 1 { r.atLimit = String(cString: rst_status_name(st)) }
+            if depth == limit { r.pastLimit = String(cString: rst_status_name(st)) }
             guard st == RST_OK, let out else {
                 r.firstRefusedDepth = depth
-                if depth == limit + 1 && st == RST_ERR_LIMIT { return r }
-                if st == RST_ERR_LIMIT && depth == limit {
-                    r.pastLimit = "not reachable"
-                    r.problem = "depth \(fmtInt(limit)) was refused with RST_ERR_LIMIT, but the header says a root is depth 0 "
-                        + "and only a depth past RST_MAX_TREE_DEPTH is refused: engine and header differ by one level"
-                } else {
-                    r.problem = "registering at depth \(fmtInt(depth)) failed: \(statusText(st))"
-                }
+                if depth == limit && st == RST_ERR_LIMIT { return r }
+                r.problem = "registering at depth \(fmtInt(depth)) failed: \(statusText(st))"
                 return r
             }
             parent = out
         }
-        r.problem = "depth \(fmtInt(limit + 1)) registered: no RST_ERR_LIMIT"
+        r.problem = "depth \(fmtInt(limit)) registered: no RST_ERR_LIMIT"
     } catch {
         r.problem = "\(error)"
     }

@@ -57,8 +57,8 @@ struct ShapeResult: Codable {
 
 struct DepthLimitResult: Codable {
     var maxTreeDepth: Int                  // RST_MAX_TREE_DEPTH
-    var atLimit: String                    // status registering at depth RST_MAX_TREE_DEPTH
-    var pastLimit: String                  // status registering at depth RST_MAX_TREE_DEPTH + 1
+    var atLimit: String                    // status registering at depth RST_MAX_TREE_DEPTH - 1 (the deepest allowed)
+    var pastLimit: String                  // status registering at depth RST_MAX_TREE_DEPTH
     var firstRefusedDepth: Int?            // the first depth the engine refused
     var problem: String?
 }
@@ -279,7 +279,7 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthRe
                 shape.problem ?? "restored \(fmtInt(shape.restored))", shape.problem == nil)
         }
         if let d = extras?.depthLimit {
-            add("depth \(fmtInt(d.maxTreeDepth)) registers, depth \(fmtInt(d.maxTreeDepth + 1)) is RST_ERR_LIMIT",
+            add("depth \(fmtInt(d.maxTreeDepth - 1)) registers (a chain of RST_MAX_TREE_DEPTH objects), depth \(fmtInt(d.maxTreeDepth)) is RST_ERR_LIMIT",
                 d.problem ?? "\(d.atLimit) / \(d.pastLimit)", d.problem == nil)
         }
     }
@@ -367,8 +367,8 @@ func renderMarkdown(_ r: Report) -> String {
             out += "\n"
         }
         if let d = x.depthLimit {
-            out += "**Depth limit:** RST_MAX_TREE_DEPTH = \(fmtInt(d.maxTreeDepth)) (a root is depth 0). Registering at depth "
-            out += "\(fmtInt(d.maxTreeDepth)): \(d.atLimit); at depth \(fmtInt(d.maxTreeDepth + 1)): \(d.pastLimit)"
+            out += "**Depth limit:** RST_MAX_TREE_DEPTH = \(fmtInt(d.maxTreeDepth)) objects in one parent chain (depths 0 to \(fmtInt(d.maxTreeDepth - 1))). Registering at depth "
+            out += "\(fmtInt(d.maxTreeDepth - 1)): \(d.atLimit); at depth \(fmtInt(d.maxTreeDepth)): \(d.pastLimit)"
             out += d.firstRefusedDepth.map { "; first refused depth: \(fmtInt($0))." } ?? "."
             if let p = d.problem { out += " **\(p)**" }
             out += "\n\n"

@@ -32,6 +32,18 @@ enum Paths {
         }
         return "cc"
     }()
+
+    /// True under `swift test --sanitize=address` (make test-asan): fixture
+    /// plugins are then built with the toolchain's clang and ASan too.
+    static let underASan: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+    /// The compiler and leading flags for fixture plugins: `compiler`, or clang with ASan.
+    static let pluginCompiler: [String] = {
+        guard underASan else { return [compiler] }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let clang = path.split(separator: ":").map { "\($0)/clang" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return [clang ?? "/usr/bin/clang", "-fsanitize=address", "-fno-omit-frame-pointer"]
+    }()
 }
 
 /// A temporary directory, removed at deinit.
@@ -118,9 +130,9 @@ func compilePlugin(_ source: String, to output: String, defines: [String] = [], 
     try source.write(toFile: src, atomically: true, encoding: .utf8)
     defer { unlink(src) }
     let args = ["-shared", "-fPIC", "-std=c11", "-Wall", "-Werror", "-I", Paths.include] + defines.map { "-D" + $0 } + [src, "-o", output]
-    let r = try runProcess(Paths.compiler, args)
+    let r = try runProcess(Paths.pluginCompiler[0], Array(Paths.pluginCompiler.dropFirst()) + args)
     guard r.status == 0 else {
-        XCTFail("cc failed for \(output): \(r.stderr)", file: file, line: line)
+        XCTFail("\(Paths.pluginCompiler[0]) failed for \(output): \(r.stderr)", file: file, line: line)
         throw XCTSkip("fixture did not compile")
     }
     chmod(output, 0o644)

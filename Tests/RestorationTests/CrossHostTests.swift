@@ -232,13 +232,13 @@ final class CrossHostTests: XCTestCase {
         guard FileManager.default.fileExists(atPath: lib.path) else {
             throw XCTSkip("librestoration.so is not built next to the tests (\(binDirectory.path)); run `swift test` or build the `restoration` product")
         }
-        guard let cc = findTool(["cc", "gcc", "clang"]) else { throw XCTSkip("no C compiler on PATH") }
+        guard let ccCommand = findCCompiler(), let cc = ccCommand.first else { throw XCTSkip("no C compiler on PATH") }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("restoration-xhost-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let src = dir.appendingPathComponent("xhost.c")
         try Self.cHostSource.write(to: src, atomically: true, encoding: .utf8)
         let exe = dir.appendingPathComponent("xhost").path
-        let r = try runProcess(cc, ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I\(packageRoot.appendingPathComponent("Include").path)",
+        let r = try runProcess(cc, Array(ccCommand.dropFirst()) + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I\(packageRoot.appendingPathComponent("Include").path)",
                              src.path, "-L\(binDirectory.path)", "-lrestoration", "-Wl,-rpath,\(binDirectory.path)", "-o", exe])
         XCTAssertEqual(r.status, 0, "cc failed:\n\(r.stderr)")
         guard r.status == 0 else { throw RestorationError.invalid("the C host did not compile") }

@@ -77,10 +77,10 @@ final class ExampleTests: XCTestCase {
     func testTheCDemoAndTheSwiftDemoRestoreEachOther() throws {
         let app = try product("countries-swift")
         _ = try product("librestoration.so")
-        guard let cc = findTool(["cc", "gcc", "clang"]) else { throw XCTSkip("no C compiler on PATH") }
+        guard let ccCommand = findCCompiler(), let cc = ccCommand.first else { throw XCTSkip("no C compiler on PATH") }
         let dir = try demoDirectory()
         let cDemo = dir.appendingPathComponent("countries").path
-        let built = try runProcess(cc, ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I\(packageRoot.appendingPathComponent("Include").path)",
+        let built = try runProcess(cc, Array(ccCommand.dropFirst()) + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-I\(packageRoot.appendingPathComponent("Include").path)",
                                         packageRoot.appendingPathComponent("Examples/countries-c/countries.c").path,
                                         "-L\(binDirectory.path)", "-lrestoration", "-Wl,-rpath,\(binDirectory.path)", "-o", cDemo])
         XCTAssertEqual(built.status, 0, built.stderr)

@@ -1,5 +1,8 @@
 import Foundation
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Restoration
 
 /// A configurable restorable object for tests.
@@ -114,6 +117,17 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessRe
 }
 
 /// The first of these on PATH.
+/// The C compiler and its leading flags for hosts linked against
+/// librestoration.so: the first of cc, gcc, clang on PATH; under
+/// `swift test --sanitize=address` (make test-asan) the toolchain's clang
+/// with ASan, since the library then needs clang's ASan runtime.
+func findCCompiler() -> [String]? {
+    if dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil {
+        return [findTool(["clang"]) ?? "/usr/bin/clang", "-fsanitize=address", "-fno-omit-frame-pointer"]
+    }
+    return findTool(["cc", "gcc", "clang"]).map { [$0] }
+}
+
 func findTool(_ names: [String]) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
     for name in names {

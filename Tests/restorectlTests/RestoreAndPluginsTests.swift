@@ -90,7 +90,7 @@ enum Fixtures {
 
     /// Compiles `source` with cc; nil (and the reason) when that is impossible here.
     static func compile(_ source: String, to output: String, in dir: TempDir, shared: Bool) throws -> String? {
-        guard let cc = Ctl.compiler else { throw XCTSkip("no C compiler") }
+        guard let cc = Ctl.cCompiler?.first, let ccFlags = Ctl.cCompiler?.dropFirst() else { throw XCTSkip("no C compiler") }
         let src = dir.file(shared ? "plugin.c" : "host.c")
         _ = FileManager.default.createFile(atPath: src, contents: Data(source.utf8))
         var args = ["-std=c11", "-Wall", "-Wextra", "-I", Ctl.repo + "/Include", src, "-o", output]
@@ -104,7 +104,7 @@ enum Fixtures {
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: cc)
-        p.arguments = args
+        p.arguments = Array(ccFlags) + args
         let err = Pipe()
         p.standardError = err
         try p.run()

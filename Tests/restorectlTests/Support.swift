@@ -41,6 +41,19 @@ enum Ctl {
         return nil
     }()
 
+    /// True under `swift test --sanitize=address` (make test-asan): C code
+    /// linked against librestoration.so or loaded by restorectl is then built
+    /// with the toolchain's clang and ASan.
+    static let underASan: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+    /// The compiler and leading flags for C code: `compiler`, or clang with ASan.
+    static let cCompiler: [String]? = {
+        guard underASan else { return compiler.map { [$0] } }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let clang = path.split(separator: ":").map { "\($0)/clang" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return [clang ?? "/usr/bin/clang", "-fsanitize=address", "-fno-omit-frame-pointer"]
+    }()
+
     /// True when graphviz's dot is on PATH.
     static let hasDot: Bool = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
