@@ -55,7 +55,16 @@
  * manifest or another ABI version. When two plugins name one class, the file
  * whose name sorts first wins. `init` runs at load (non-zero rejects the
  * plugin; its `fini` then never runs), `fini` at that engine's destroy.
- * Set RESTORATION_DEBUG_PLUGINS=1 to trace every decision on stderr.
+ * Set RESTORATION_DEBUG_PLUGINS=1 to trace every decision on stderr (read
+ * with secure_getenv: ignored in setuid/setcap processes).
+ *
+ * Before dlopen, each file's ELF header and segments are checked against its
+ * size and this machine (glibc can crash the process on a truncated ELF), and
+ * a second name (hard link) of a file already listed is rejected, so one file
+ * loads once. Files that can never load (unsafe mode or owner, symlink, not a
+ * regular file, hard link) show as RST_PLUGIN_REJECTED in rst_list_plugins()
+ * before anything is loaded, and count in plugins_rejected once the engine
+ * loads its plugins.
  */
 #ifndef RESTORATION_PLUGIN_H
 #define RESTORATION_PLUGIN_H
