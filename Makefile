@@ -1,6 +1,6 @@
 # Restoration: the two commands of the README, and a few more.
 #   make demo    build, then run the countries app twice: save, exit, relaunch, restore through plugins
-#   make test    every test (Swift and C), exactly what CI runs
+#   make test    every test (Swift and C), then all of them again under AddressSanitizer: what CI runs
 SHELL := /bin/bash
 CONFIG ?= debug
 SWIFT_BUILD := swift build -c $(CONFIG)
@@ -34,6 +34,7 @@ demo: build
 
 test: deps
 	swift test
+	$(MAKE) test-asan
 
 # Every test again under AddressSanitizer (Swift and the C programs, which are
 # then built with clang -fsanitize=address). XCTest's and Foundation's own
