@@ -6,7 +6,7 @@ CONFIG ?= debug
 SWIFT_BUILD := swift build -c $(CONFIG)
 DEMO_DIR ?= demo-state
 
-.PHONY: deps build demo test test-asan bench clean
+.PHONY: deps build demo test test-asan fuzz bench clean
 
 # A fresh machine may lack libffi's headers (Debian: libffi-dev).
 deps:
@@ -34,6 +34,7 @@ demo: build
 
 test: deps
 	swift test
+	swift run restore-fuzz Sources/restore-fuzz/corpus
 	$(MAKE) test-asan
 
 # Every test again under AddressSanitizer (Swift and the C programs, which are
@@ -45,6 +46,17 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 	  swift test --sanitize=address --scratch-path .build-asan \
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map
+
+# libFuzzer + AddressSanitizer on the codec and a whole restore
+# (Sources/restore-fuzz). FUZZ_SECONDS=600 make fuzz for a longer run; new
+# inputs collect in fuzz-out/corpus, crashes in fuzz-out/.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	swift build -c release --product restore-fuzz --scratch-path .build-fuzz \
+	  --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	mkdir -p fuzz-out/corpus
+	SWIFT_BACKTRACE=enable=no .build-fuzz/release/restore-fuzz -max_total_time=$(FUZZ_SECONDS) \
+	  -artifact_prefix=fuzz-out/ fuzz-out/corpus Sources/restore-fuzz/corpus
 
 bench: deps
 	swift run -c release restore-bench

@@ -31,6 +31,7 @@ let package = Package(
         .executable(name: "restorectl", targets: ["restorectl"]),
         .executable(name: "restore-bench", targets: ["restore-bench"]),
         .executable(name: "countries-swift", targets: ["countries-swift"]),
+        .executable(name: "restore-fuzz", targets: ["restore-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -65,6 +66,9 @@ let package = Package(
         .executableTarget(name: "restore-bench", dependencies: [
             "RestorationC", "CRestoration", "RestorationArchive",
         ]),
+        // Fuzz target (libFuzzer with -DFUZZING; a corpus replay tool otherwise).
+        .executableTarget(name: "restore-fuzz", dependencies: ["RestorationCore", "RestorationArchive"],
+                          exclude: ["corpus"]),
         .executableTarget(name: "countries-swift", dependencies: ["Restoration"],
                           path: "Examples/countries-swift"),
 
