@@ -88,10 +88,31 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) -> Bool {
     return accepted
 }
 
+/// The input with its total length and checksum made consistent, so that
+/// mutations reach the structural validator and the decode passes instead of
+/// stopping at the checksum. nil when too short to carry a header.
+func repaired(_ data: UnsafeRawBufferPointer) -> [UInt8]? {
+    guard data.count >= 20 else { return nil }
+    var b = [UInt8](data)
+    let n = UInt32(truncatingIfNeeded: b.count)
+    for i in 0..<4 { b[12 + i] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(i))) }
+    let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(b.count - 4)])) }
+    for i in 0..<4 { b[b.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+    return b
+}
+
+/// The input as given, then repaired.
+@inline(never)
+func fuzzBoth(_ data: UnsafeRawBufferPointer) -> Bool {
+    let accepted = fuzzOne(data)
+    if let fixed = repaired(data) { _ = fixed.withUnsafeBytes { fuzzOne($0) } }
+    return accepted
+}
+
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
 public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    _ = fuzzOne(UnsafeRawBufferPointer(start: data, count: size))
+    _ = fuzzBoth(UnsafeRawBufferPointer(start: data, count: size))
     return 0
 }
 #else
@@ -121,7 +142,7 @@ struct Replay {
                 fputs("restore-fuzz: cannot read '\(f)'\n", stderr)
                 exit(1)
             }
-            if bytes.withUnsafeBytes({ fuzzOne($0) }) { accepted += 1 }
+            if bytes.withUnsafeBytes({ fuzzBoth($0) }) { accepted += 1 }
         }
         print("restore-fuzz: \(files.count) inputs replayed, \(accepted) accepted by the codec, 0 failures")
     }
