@@ -7,12 +7,23 @@
 //   RestorationArchive  the archive codec: writer, validating reader (pure Swift)
 //   RestorationCore     object registry, coder, restore planner, engine, file store (pure Swift)
 //   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi
-//   RestorationC        the C ABI (@c @implementation of Include/restoration.h) -> librestoration.so
+//   RestorationC        the C ABI (@c @implementation of Include/restoration.h)
+//   librestoration      the shared library product alone: SONAME, export list, static runtime
 //   Restoration         the Swift API (StateRestoring, RestorationEngine, RestorationCoder)
 import PackageDescription
 import Foundation
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
+
+// The library's major version (the SONAME's number), read from the header
+// that defines it, so the two can never disagree.
+let libraryMajorVersion: String = {
+    let header = (try? String(contentsOfFile: packageRoot + "/Include/restoration.h", encoding: .utf8)) ?? ""
+    for line in header.split(separator: "\n") where line.hasPrefix("#define RST_VERSION_MAJOR ") {
+        if let n = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first { return String(n) }
+    }
+    return "1"
+}()
 
 // The hot paths (codec, coder, C ABI) skip Swift's dynamic exclusivity
 // checks in release builds: they are single-threaded under the engine lock,
@@ -22,7 +33,7 @@ let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], 
 let package = Package(
     name: "Restoration",
     products: [
-        .library(name: "restoration", type: .dynamic, targets: ["RestorationC"]),
+        .library(name: "restoration", type: .dynamic, targets: ["librestoration"]),
         .library(name: "Restoration", targets: ["Restoration"]),
         .library(name: "RestorationPluginKit", targets: ["RestorationPluginKit"]),
         // Example plugins (Plugins/): a C one and a Swift one, used by the demo.
@@ -44,11 +55,17 @@ let package = Package(
         .target(name: "RestorationArchive", swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
-        // librestoration.so: a SONAME, and only the rst_* symbols exported.
         .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"],
-                exclude: ["exports.map"], swiftSettings: hotPath,
-                linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=librestoration.so",
-                                               "-Xlinker", "--version-script=\(packageRoot)/Sources/RestorationC/exports.map"],
+                swiftSettings: hotPath),
+        // librestoration.so.1, and only it: a versioned SONAME, only the rst_*
+        // symbols exported, the Swift runtime linked in statically (the
+        // library needs no Swift toolchain at run time), linked by lld (whose
+        // dynamic symbol table then holds the rst_* functions alone).
+        .target(name: "librestoration", dependencies: ["RestorationC"], path: "Sources/librestoration",
+                exclude: ["exports.map"],
+                linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld",
+                                               "-Xlinker", "-soname=librestoration.so.\(libraryMajorVersion)",
+                                               "-Xlinker", "--version-script=\(packageRoot)/Sources/librestoration/exports.map"],
                                               .when(platforms: [.linux]))]),
         .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).

@@ -21,7 +21,12 @@ enum CTestPaths {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<3 {
-            if FileManager.default.fileExists(atPath: url.path + "/librestoration.so") { return url.path }
+            if FileManager.default.fileExists(atPath: url.path + "/librestoration.so") {
+                // The SONAME is librestoration.so.1: the loader looks for that name.
+                _ = try? FileManager.default.createSymbolicLink(atPath: url.path + "/librestoration.so.1",
+                                                                withDestinationPath: "librestoration.so")
+                return url.path
+            }
             url = url.deletingLastPathComponent()
         }
         return nil

@@ -23,6 +23,9 @@ enum Paths {
         var url = URL(fileURLWithPath: exe).resolvingSymlinksInPath().deletingLastPathComponent()
         // Inside an .xctest bundle directory (not the Linux layout, but be safe).
         if url.path.hasSuffix(".xctest") { url = url.deletingLastPathComponent() }
+        // librestoration.so's SONAME is librestoration.so.1: the loader looks for that name.
+        _ = try? FileManager.default.createSymbolicLink(atPath: url.path + "/librestoration.so.1",
+                                                        withDestinationPath: "librestoration.so")
         return url.path
     }()
 

@@ -86,9 +86,14 @@ func temporaryDirectory(_ test: XCTestCase) throws -> URL {
 }
 
 /// Where the test binary and the package's products live.
-var binDirectory: URL {
-    URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-}
+/// librestoration.so's SONAME is librestoration.so.1, so the loader is given
+/// that name beside the file (as `make build` does).
+let binDirectory: URL = {
+    let url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    _ = try? FileManager.default.createSymbolicLink(atPath: url.path + "/librestoration.so.1",
+                                                    withDestinationPath: "librestoration.so")
+    return url
+}()
 
 /// The package root (Tests/RestorationTests/Support.swift → ../..).
 var packageRoot: URL {

@@ -20,7 +20,12 @@ enum Ctl {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<3 {
-            if FileManager.default.isExecutableFile(atPath: url.path + "/restorectl") { return url.path }
+            if FileManager.default.isExecutableFile(atPath: url.path + "/restorectl") {
+                // librestoration.so's SONAME is librestoration.so.1: the loader looks for that name.
+                _ = try? FileManager.default.createSymbolicLink(atPath: url.path + "/librestoration.so.1",
+                                                                withDestinationPath: "librestoration.so")
+                return url.path
+            }
             url = url.deletingLastPathComponent()
         }
         return nil
