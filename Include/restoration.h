@@ -269,8 +269,14 @@ RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factor
  *  that the rename may not survive a power loss. Saves of one archive by
  *  several threads or processes are serialized by an advisory lock file
  *  (`<archive>.lock`). Clears the crash-loop marker.
+ *  A missing archive folder is created, with any missing ancestors, mode
+ *  0700 (as the XDG Base Directory specification asks of programs writing
+ *  under $XDG_STATE_HOME), each made durable before the archive is written;
+ *  a folder that cannot be created fails the save with RST_ERR_IO and a
+ *  sentence naming it and the errno.
  *  @return no archive_path: RST_ERR_INVALID; a symlink, directory or other
- *          non-regular file at archive_path: RST_ERR_IO. */
+ *          non-regular file at archive_path, or an archive folder that
+ *          cannot be created: RST_ERR_IO. */
 RST_API rst_status rst_save(rst_engine *e);
 /** Restores from archive_path (see the file comment for the three passes).
  *  Validation happens before any callback. A valid archive returns RST_OK

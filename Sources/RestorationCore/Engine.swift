@@ -639,6 +639,7 @@ public final class Engine {
             throw RestorationFailure(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)")
         }
         let bytes = try saveToBytes()
+        try FileStore.createArchiveDirectory(for: path)
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path) }
         }.get()

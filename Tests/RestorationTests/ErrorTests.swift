@@ -155,14 +155,29 @@ final class ErrorTests: XCTestCase {
     }
 
     func testIOErrors() throws {
-        let engine = try RestorationEngine(archivePath: "/nonexistent-dir-\(UUID().uuidString)/state.rst")
+        // The archive's folder would have to be inside a regular file.
+        let dir = try temporaryDirectory(self)
+        let file = dir.appendingPathComponent("not-a-folder")
+        XCTAssertTrue(FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8)))
+        let engine = try RestorationEngine(archivePath: file.path + "/sub/state.rst")
         try engine.register(Probe("P"))
         XCTAssertThrowsError(try engine.save()) { e in
-            guard let r = e as? RestorationError else { return XCTFail("\(e)") }
-            switch r {
-            case .io(let m), .notFound(let m): XCTAssertTrue(m.contains("nonexistent-dir"), m)
-            default: XCTFail("\(r)")
-            }
+            guard case .io(let m)? = e as? RestorationError else { return XCTFail("\(e)") }
+            XCTAssertTrue(m.contains("not-a-folder") && m.contains("not a directory"), m)
+        }
+    }
+
+    /// A missing archive folder is created (mode 0700, as XDG asks), parents included.
+    func testSaveCreatesTheMissingArchiveFolder() throws {
+        let dir = try temporaryDirectory(self)
+        let path = dir.appendingPathComponent("state/myapp/state.rst").path
+        let engine = try RestorationEngine(archivePath: path)
+        try engine.register(Probe("P"))
+        try engine.save()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        for folder in [dir.appendingPathComponent("state").path, dir.appendingPathComponent("state/myapp").path] {
+            let attrs = try FileManager.default.attributesOfItem(atPath: folder)
+            XCTAssertEqual((attrs[.posixPermissions] as? NSNumber)?.intValue, 0o700, folder)
         }
     }
 
