@@ -1,25 +1,59 @@
 # Restoration: the two commands of the README, and a few more.
-#   make demo    build, then run the countries app twice: save, exit, relaunch, restore through plugins
-#   make test    every test (Swift and C), then all of them again under AddressSanitizer: what CI runs
+#   make demo       build, then run the countries app twice: save, exit, relaunch, restore through plugins
+#   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer: what CI runs
+#   make            the release library, restorectl and the manual pages, as `make install` installs them
+#   make install    PREFIX=/usr/local DESTDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages)
+#   make uninstall  the same variables; removes exactly what install put there
 SHELL := /bin/bash
 CONFIG ?= debug
 SWIFT_BUILD := swift build -c $(CONFIG)
 DEMO_DIR ?= demo-state
 
-.PHONY: deps build demo test test-asan fuzz bench clean
+# Installation directories (GNU names; DESTDIR stages a package).
+PREFIX       ?= /usr/local
+prefix       ?= $(PREFIX)
+exec_prefix  ?= $(prefix)
+bindir       ?= $(exec_prefix)/bin
+libdir       ?= $(exec_prefix)/lib
+includedir   ?= $(prefix)/include
+mandir       ?= $(prefix)/share/man
+pkgconfigdir ?= $(libdir)/pkgconfig
+INSTALL      ?= install
 
-# A fresh machine may lack libffi's headers (Debian: libffi-dev).
+# One version, defined in the header: rst_version(), the file name, the
+# SONAME (its major number) and restoration.pc all come from it.
+VERSION := $(shell sed -n 's/^\#define RST_VERSION_STRING "\(.*\)"/\1/p' Include/restoration.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME  := librestoration.so.$(SOMAJOR)
+
+# Release products for installation, in their own scratch folder: the
+# library carries the Swift runtime (its target links with -static-stdlib),
+# restorectl too (--static-swift-stdlib), so neither needs a Swift toolchain.
+DIST     := .build-install
+DIST_BIN := $(DIST)/release
+# The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
+MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
+
+.PHONY: all deps build demo test test-swift test-install test-asan fuzz bench install uninstall dist clean
+
+all: dist
+
+# A fresh machine may lack libffi's headers (Debian: libffi-dev) and pkg-config.
 deps:
 	@if ! pkg-config --exists libffi 2>/dev/null; then \
-	  echo "installing libffi-dev"; \
+	  echo "installing libffi-dev pkg-config"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libffi-dev pkg-config; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libffi-dev pkg-config; fi; \
 	fi
 
+# In-tree builds: the library's SONAME is librestoration.so.1, so the bin
+# folder also gets that name, and programs linked there with -lrestoration
+# and an rpath run.
 build: deps
 	$(SWIFT_BUILD) --product restoration
 	$(SWIFT_BUILD) --product countries_detail
 	$(SWIFT_BUILD) --product CountriesPanesPlugin
+	@BIN=$$($(SWIFT_BUILD) --show-bin-path); ln -sf librestoration.so $$BIN/$(SONAME)
 
 demo: build
 	@set -e; BIN=$$($(SWIFT_BUILD) --show-bin-path); \
@@ -32,10 +66,32 @@ demo: build
 	echo; echo "== the saved archive, as restorectl sees it"; \
 	$(SWIFT_BUILD) --product restorectl >/dev/null && $$BIN/restorectl inspect $(DEMO_DIR)/countries.rst
 
+# Every test; each part appends "<part>: N passed, M failed" to
+# $(TEST_SUMMARY), and the last line is the total over all of them.
+TEST_SUMMARY ?= $(CURDIR)/.build/test-summary.txt
 test: deps
-	swift test
-	swift run restore-fuzz Sources/restore-fuzz/corpus
-	$(MAKE) test-asan
+	@mkdir -p $(dir $(TEST_SUMMARY)); : > $(TEST_SUMMARY)
+	@rc=0; \
+	$(MAKE) --no-print-directory test-swift TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-install TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	echo; echo "== summary"; cat $(TEST_SUMMARY); \
+	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
+	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
+	exit $$rc
+
+# swift test (XCTest suites, C programs through the ABI), then the fuzz corpus replay.
+test-swift: deps
+	@set -o pipefail; rc=0; swift test 2>&1 | tee .build/swift-test.log || rc=1; \
+	Tests/count-xctest.sh swift .build/swift-test.log >> $(TEST_SUMMARY); \
+	swift run restore-fuzz Sources/restore-fuzz/corpus || { rc=1; echo "fuzz-replay: 0 passed, 1 failed" >> $(TEST_SUMMARY); }; \
+	[ $$rc = 0 ] && echo "fuzz-replay: 1 passed, 0 failed" >> $(TEST_SUMMARY); exit $$rc
+
+# The installed library as a C user gets it: make install into a temporary
+# prefix, an out-of-tree host and plugin built with pkg-config alone, run
+# with the Swift toolchain hidden (see Tests/install/run.sh).
+test-install: deps
+	Tests/install/run.sh $(TEST_SUMMARY)
 
 # Every test again under AddressSanitizer (Swift and the C programs, which are
 # then built with clang -fsanitize=address). XCTest's and Foundation's own
@@ -43,9 +99,11 @@ test: deps
 # table out of the stderr of the child processes the tests check.
 # .ci/asan-exports.map re-exports the ASan runtime (see that file).
 test-asan: deps
+	@set -o pipefail; mkdir -p .build-asan; rc=0; \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 	  swift test --sanitize=address --scratch-path .build-asan \
-	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map
+	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map 2>&1 | tee .build-asan/swift-test.log || rc=1; \
+	Tests/count-xctest.sh asan .build-asan/swift-test.log >> $(TEST_SUMMARY); exit $$rc
 
 # libFuzzer + AddressSanitizer on the codec and a whole restore
 # (Sources/restore-fuzz). FUZZ_SECONDS=600 make fuzz for a longer run; new
@@ -61,5 +119,47 @@ fuzz: deps
 bench: deps
 	swift run -c release restore-bench
 
+# ---------------------------------------------------------------------------
+# Installation
+
+# The release library, restorectl, restorectl.1 (generated from its --help by
+# swift-argument-parser's generate-manual) and restoration.pc.
+dist: deps
+	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restoration
+	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restorectl
+	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
+	@mkdir -p $(DIST)/man
+	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
+	  --authors "The Restoration developers" -o $(DIST)/man
+	@ln -sf librestoration.so $(DIST_BIN)/$(SONAME)
+
+$(DIST)/restoration.pc: restoration.pc.in Include/restoration.h FORCE
+	@mkdir -p $(DIST)
+	sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' \
+	    -e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+FORCE:
+
+install: dist $(DIST)/restoration.pc
+	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir) \
+	  $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3
+	$(INSTALL) -m 755 $(DIST_BIN)/librestoration.so $(DESTDIR)$(libdir)/librestoration.so.$(VERSION)
+	ln -sf librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/librestoration.so
+	$(INSTALL) -m 644 Include/restoration.h Include/restoration_plugin.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 $(DIST)/restoration.pc $(DESTDIR)$(pkgconfigdir)/restoration.pc
+	$(INSTALL) -m 755 $(DIST_BIN)/restorectl $(DESTDIR)$(bindir)/restorectl
+	$(INSTALL) -m 644 $(DIST)/man/restorectl.1 $(DESTDIR)$(mandir)/man1/restorectl.1
+	$(INSTALL) -m 644 docs/man/restoration.3 $(DESTDIR)$(mandir)/man3/restoration.3
+	@# A real install into a system folder refreshes the loader's cache; a staged one does not.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(libdir)/librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
+	  $(DESTDIR)$(libdir)/librestoration.so $(DESTDIR)$(pkgconfigdir)/restoration.pc \
+	  $(DESTDIR)$(includedir)/restoration.h $(DESTDIR)$(includedir)/restoration_plugin.h \
+	  $(DESTDIR)$(bindir)/restorectl $(DESTDIR)$(mandir)/man1/restorectl.1 \
+	  $(DESTDIR)$(mandir)/man3/restoration.3
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
 clean:
-	rm -rf .build $(DEMO_DIR)
+	rm -rf .build $(DIST) $(DEMO_DIR)

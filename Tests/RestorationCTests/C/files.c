@@ -215,9 +215,25 @@ static void limits_and_missing(const char *dir) {
     r = restorer(deep);
     CHECK_ERR(rst_restore(r), RST_ERR_NOT_FOUND, deep);
     rst_engine_destroy(r);
+    /* rst_save creates the missing folders, mode 0700 (XDG), and the archive restores */
     rst_engine *s = saver(deep);
-    CHECK_ERR(rst_save(s), RST_ERR_IO, "no/such/dir");
+    CHECK_ST(rst_save(s), RST_OK);
     rst_engine_destroy(s);
+    CHECK(file_exists(deep));
+    char *created = xasprintf("%s/no", dir);
+    struct stat dst;
+    CHECK(stat(created, &dst) == 0 && S_ISDIR(dst.st_mode) && (dst.st_mode & 07777) == 0700);
+    r = restorer(deep);
+    CHECK_ST(rst_restore(r), RST_OK);
+    rst_engine_destroy(r);
+    /* a folder that cannot be created (a regular file is in the way): RST_ERR_IO naming it */
+    char *blocker = xasprintf("%s/plain-file", dir);
+    write_file(blocker, "x", 1);
+    char *under = xasprintf("%s/plain-file/sub/a.rst", dir);
+    s = saver(under);
+    CHECK_ERR(rst_save(s), RST_ERR_IO, "plain-file", "not a directory");
+    rst_engine_destroy(s);
+    free(under); free(blocker); free(created);
     free(deep); free(marker); free(archive);
 }
 
