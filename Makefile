@@ -131,6 +131,7 @@ dist: deps
 	@mkdir -p $(DIST)/man
 	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
 	  --authors "The Restoration developers" -o $(DIST)/man
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' docs/man/restoration.3 > $(DIST)/man/restoration.3
 	@ln -sf librestoration.so $(DIST_BIN)/$(SONAME)
 
 $(DIST)/restoration.pc: restoration.pc.in Include/restoration.h FORCE
@@ -149,7 +150,7 @@ install: dist $(DIST)/restoration.pc
 	$(INSTALL) -m 644 $(DIST)/restoration.pc $(DESTDIR)$(pkgconfigdir)/restoration.pc
 	$(INSTALL) -m 755 $(DIST_BIN)/restorectl $(DESTDIR)$(bindir)/restorectl
 	$(INSTALL) -m 644 $(DIST)/man/restorectl.1 $(DESTDIR)$(mandir)/man1/restorectl.1
-	$(INSTALL) -m 644 docs/man/restoration.3 $(DESTDIR)$(mandir)/man3/restoration.3
+	$(INSTALL) -m 644 $(DIST)/man/restoration.3 $(DESTDIR)$(mandir)/man3/restoration.3
 	@# A real install into a system folder refreshes the loader's cache; a staged one does not.
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 

@@ -74,10 +74,10 @@ let package = Package(
         .target(name: "CountriesDetailPlugin", dependencies: ["CRestoration"],
                 path: "Plugins/countries-detail", publicHeadersPath: "."),
         .target(name: "CountriesPanesPlugin", dependencies: ["RestorationPluginKit", "CRestoration"],
-                path: "Plugins/countries-panes"),
+                path: "Plugins/countries-panes", exclude: ["exports.map"]),
 
         .executableTarget(name: "restorectl", dependencies: [
-            "Restoration", "RestorationCore", "RestorationArchive", "RestorationC", "RestorationPlugins",
+            "Restoration", "RestorationCore", "RestorationArchive", "RestorationC", "RestorationPlugins", "CRestoration",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "restore-bench", dependencies: [

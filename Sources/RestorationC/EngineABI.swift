@@ -10,9 +10,14 @@ import Glibc
 // function checks its arguments, converts handles, calls the core, and turns
 // a RestorationFailure into a status plus rst_last_error().
 
+/// RST_VERSION_STRING of the header this library was built with, so that
+/// rst_version(), the header, the SONAME and restoration.pc never disagree
+/// (Tests/install/run.sh checks all four). Allocated once, never freed.
+private let libraryVersion = UnsafePointer<CChar>(strdup(RST_VERSION_STRING)!)
+
 @c @implementation
 public func rst_version() -> UnsafePointer<CChar>! {
-    staticCString("1.0.0")
+    libraryVersion
 }
 
 @c @implementation

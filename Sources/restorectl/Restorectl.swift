@@ -4,6 +4,7 @@
 // ArchiveWriter; `restore` runs the real engine.
 
 import ArgumentParser
+import CRestoration
 import RestorationCore
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ struct Restorectl: ParsableCommand {
 
             \(Exit.table)
             """,
-        version: "1.0.0 (archive format 1, plugin ABI 1)",
+        version: "\(RST_VERSION_STRING) (archive format \(RST_FORMAT_VERSION), plugin ABI \(RST_PLUGIN_ABI_VERSION))",
         subcommands: [Inspect.self, Verify.self, Save.self, Restore.self, Plugins.self,
                       Diff.self, Graph.self, Discard.self]
     )
