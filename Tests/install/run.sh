@@ -53,7 +53,8 @@ system_only() {
 without_toolchain() {
     local unshare=(unshare -m)
     [ "$(id -u)" = 0 ] || unshare=(unshare -r -m)
-    "${unshare[@]}" bash -c 'mount -t tmpfs tmpfs "$0" && [ ! -e "$0/usr/bin/swift" ] && shift && exec "$@"' "$TOOLCHAIN" "$@"
+    "${unshare[@]}" bash -c 'mount -t tmpfs tmpfs "$1" && [ ! -e "$1/usr/bin/swift" ] && shift && exec "$@"' \
+        without-toolchain "$TOOLCHAIN" "$@"
 }
 
 # ---------------------------------------------------------------------------
@@ -75,7 +76,11 @@ t_files() {
     expect "headers are 0644" test "$(stat -c %a "$PREFIX/include/restoration.h")" = 644
     expect "restorectl is executable" test -x "$PREFIX/bin/restorectl"
     # The manual pages render, and restoration(3) carries this version.
-    man -l "$PREFIX/share/man/man1/restorectl.1" 2>/dev/null | grep -q "restorectl" || { echo "restorectl.1 does not render"; return 1; }
+    if command -v man >/dev/null; then
+        man -l "$PREFIX/share/man/man1/restorectl.1" 2>/dev/null | grep -q "restorectl" || { echo "restorectl.1 does not render"; return 1; }
+        man -l "$PREFIX/share/man/man3/restoration.3" 2>/dev/null | grep -q "rst_engine_create" || { echo "restoration.3 does not render"; return 1; }
+    fi
+    grep -q '^\.Dt RESTORECTL 1' "$PREFIX/share/man/man1/restorectl.1" || { echo "restorectl.1 is not a section 1 page"; return 1; }
     grep -q "Restoration $VERSION" "$PREFIX/share/man/man3/restoration.3" || { echo "restoration.3 lacks the version"; return 1; }
 }
 check "installed files, links and manual pages" t_files
