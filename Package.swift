@@ -52,7 +52,9 @@ let package = Package(
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", pkgConfig: "libffi",
                        providers: [.apt(["libffi-dev"])]),
 
-        .target(name: "RestorationArchive", swiftSettings: hotPath),
+        // The CPU's CRC-32C instruction, chosen at run time (the codec's one C part).
+        .target(name: "CCRC32C", path: "Sources/CCRC32C"),
+        .target(name: "RestorationArchive", dependencies: ["CCRC32C"], swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
         .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"],

@@ -1,6 +1,8 @@
 // Low-level byte helpers shared by the writer and the reader: CRC-32C,
 // LEB128 varints, zigzag, hashing, byte comparison and UTF-8 validation.
 
+import CCRC32C
+
 // MARK: - CRC-32C
 
 /// The eight slicing-by-8 tables of CRC-32C (Castagnoli, reflected polynomial
@@ -35,6 +37,13 @@ public enum CRC32C {
         bytes.withUnsafeBytes { checksum($0, continuing: crc) }
     }
 
+    /// The checksum computed in software whatever the CPU has (for tests
+    /// that compare the two paths).
+    public static func softwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+        return ~software(~crc, base, bytes.count, nil)
+    }
+
     /// The CRC of `count` bytes at `base`, continuing `crc` (a final value).
     @usableFromInline
     static func update(_ crc: UInt32, _ base: UnsafeRawPointer, _ count: Int) -> UInt32 {
@@ -59,12 +68,28 @@ public enum CRC32C {
     /// Bytes per stream of the three-stream loop.
     static let streamBytes = 8192
 
+    /// True when the CPU's CRC-32C instruction is used (x86-64 with SSE4.2,
+    /// detected once at run time); otherwise the slicing-by-8 code below.
+    public static let hardware: Bool = restoration_crc32c_hw_available() != 0
+
     /// Runs the raw CRC register `c` over the bytes (no pre/post inversion),
-    /// optionally copying them to `dst`. Large inputs run as three
+    /// optionally copying them to `dst`: with the CPU instruction when there
+    /// is one, else in software.
+    @inline(__always)
+    static func run(_ c0: UInt32, _ base: UnsafeRawPointer, _ count: Int, _ dst: UnsafeMutableRawPointer?) -> UInt32 {
+        if hardware {
+            if let dst { dst.copyMemory(from: base, byteCount: count) }
+            return restoration_crc32c_hw_run(c0, base, count)
+        }
+        return software(c0, base, count, dst)
+    }
+
+    /// The raw register over the bytes in software (kept and tested on every
+    /// machine: `CRC32C.softwareChecksum`). Large inputs run as three
     /// interleaved slicing-by-8 streams whose registers are combined with
     /// precomputed shift constants (x^(8L) and x^(16L) mod P).
     @inline(__always)
-    static func run(_ c0: UInt32, _ base: UnsafeRawPointer, _ count: Int, _ dst: UnsafeMutableRawPointer?) -> UInt32 {
+    static func software(_ c0: UInt32, _ base: UnsafeRawPointer, _ count: Int, _ dst: UnsafeMutableRawPointer?) -> UInt32 {
         let t = crc32cTables
         var c = c0
         var p = base
