@@ -742,8 +742,8 @@ public struct ArchiveWriter {
     /// Writes a value of a future type (tag 10...15) with an opaque payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
-        guard tag >= 10 && tag <= 15 else {
-            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (10...15)")
+        guard ValueTag.isFuture(rawTag: tag) else {
+            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (\(ValueTag.futureRawTags))")
         }
         try _writeLengthPrefixed(key, tag, payload)
     }
