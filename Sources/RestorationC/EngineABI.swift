@@ -53,6 +53,19 @@ final class CEngineBox {
 }
 
 @c @implementation
+public func rst_engine_options_init(_ opts: UnsafeMutablePointer<rst_engine_options>!, _ version: UInt32) -> rst_status {
+    guard let opts else { return fail(.invalid, "rst_engine_options_init: opts is NULL") }
+    guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
+        return fail(.version, "rst_engine_options_init: version \(version) is not one this library knows (1 to \(RST_ENGINE_OPTIONS_VERSION))")
+    }
+    // Version 1 is the whole struct today; a later version clears only the
+    // members the caller's version has.
+    UnsafeMutableRawPointer(opts).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rst_engine_options>.size)
+    opts.pointee.version = version
+    return RST_OK
+}
+
+@c @implementation
 public func rst_engine_create(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
     guard let opts else { return fail(.invalid, "rst_engine_create: opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
     guard let out else { return fail(.invalid, "rst_engine_create: out is NULL") }

@@ -55,6 +55,7 @@ public let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.object_class_name = rst_object_class_name
     t.load_plugins = rst_load_plugins
     t.list_plugins = rst_list_plugins
+    t.engine_options_init = rst_engine_options_init
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

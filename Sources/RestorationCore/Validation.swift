@@ -75,7 +75,7 @@ public enum Validation {
         if b.count > 0 && b.count <= RestorationLimits.maxKeyBytes && isText(b) { return }
         if b.count == 0 { throw RestorationFailure(.invalid, "\(what): \(location()): the key is empty") }
         if b.count > RestorationLimits.maxKeyBytes {
-            throw RestorationFailure(.invalid, "\(what): \(location()): the key is \(b.count) bytes long; keys are at most \(RestorationLimits.maxKeyBytes) bytes")
+            throw RestorationFailure(.limit, "\(what): \(location()): the key is \(b.count) bytes long; keys are at most \(RestorationLimits.maxKeyBytes) bytes (RST_MAX_KEY_BYTES)")
         }
         throw RestorationFailure(.invalid, "\(what): \(location()): the key is not valid UTF-8")
     }
@@ -91,7 +91,7 @@ public enum Validation {
         }
         if n == 0 { throw RestorationFailure(.invalid, "\(what): the identifier is empty") }
         if n > RestorationLimits.maxIdentifierBytes {
-            throw RestorationFailure(.invalid, "\(what): identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes")
+            throw RestorationFailure(.limit, "\(what): identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes (RST_MAX_IDENTIFIER_BYTES)")
         }
         if slash {
             throw RestorationFailure(.invalid, "\(what): identifier '\(id)' contains '/', which separates path components")
@@ -134,7 +134,7 @@ public enum Validation {
         let n = name.utf8.count
         if n == 0 { throw RestorationFailure(.invalid, "\(what): the class name is empty") }
         if n > RestorationLimits.maxClassNameBytes {
-            throw RestorationFailure(.invalid, "\(what): class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes")
+            throw RestorationFailure(.limit, "\(what): class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes (RST_MAX_CLASS_NAME_BYTES)")
         }
         for b in name.utf8 where b == 0 { throw RestorationFailure(.invalid, "\(what): class name contains a NUL byte") }
     }

@@ -433,7 +433,7 @@ static void enc_long_key(rst_coder *c) {
     char key[RST_MAX_KEY_BYTES + 2];
     memset(key, 'k', RST_MAX_KEY_BYTES + 1);
     key[RST_MAX_KEY_BYTES + 1] = '\0';
-    CHECK_ERR(rst_encode_int(c, key, 1), RST_ERR_INVALID, "256");
+    CHECK_ERR(rst_encode_int(c, key, 1), RST_ERR_LIMIT, "256");
 }
 static void enc_bad_utf8_key(rst_coder *c) { CHECK_ERR(rst_encode_int(c, "bad\xff", 1), RST_ERR_INVALID, "UTF-8"); }
 static void enc_bad_utf8_value(rst_coder *c) { CHECK_ERR(rst_encode_string(c, "s", "bad\xc3"), RST_ERR_INVALID, "UTF-8", "'s'"); }
@@ -609,7 +609,7 @@ int main(int argc, char **argv) {
     save_fails(enc_dup_in_record, RST_ERR_DUPLICATE, "flag");
     save_fails(enc_dup_record, RST_ERR_DUPLICATE, "'r'");
     save_fails(enc_empty_key, RST_ERR_INVALID, "key");
-    save_fails(enc_long_key, RST_ERR_INVALID, "key");
+    save_fails(enc_long_key, RST_ERR_LIMIT, "key");
     save_fails(enc_bad_utf8_key, RST_ERR_INVALID, "UTF-8");
     save_fails(enc_bad_utf8_value, RST_ERR_INVALID, "'s'");
     save_fails(enc_overlong_utf8, RST_ERR_INVALID, "'s'");
