@@ -6,8 +6,11 @@
 //   CRestoration        Include/: the public C headers (header-only C target)
 //   RestorationArchive  the archive codec: writer, validating reader (pure Swift)
 //   RestorationCore     object registry, coder, restore planner, engine, file store (pure Swift)
-//   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi
-//   RestorationC        the C ABI (@c @implementation of Include/restoration.h) -> librestoration.so
+//   RestorationCFace    the C face: what every rst_* function does, C callback/factory adapters,
+//                       rst_last_error, the C-string arena (the core itself knows only Swift types)
+//   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi; owns the
+//                       rst_host_api table plugins receive, and attaches plugins to an engine
+//   RestorationC        the exported C ABI (@c @implementation, forwarding to the C face) -> librestoration.so
 //   Restoration         the Swift API (StateRestoring, RestorationEngine, RestorationCoder)
 import PackageDescription
 import Foundation
@@ -43,14 +46,16 @@ let package = Package(
 
         .target(name: "RestorationArchive", swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
-        .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
+        .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
+                swiftSettings: hotPath),
+        .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "RestorationCFace", "CRestoration", "CFFI"]),
         // librestoration.so: a SONAME, and only the rst_* symbols exported.
-        .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"],
+        .target(name: "RestorationC", dependencies: ["RestorationCFace", "RestorationPlugins", "CRestoration"],
                 exclude: ["exports.map"], swiftSettings: hotPath,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=librestoration.so",
                                                "-Xlinker", "--version-script=\(packageRoot)/Sources/RestorationC/exports.map"],
                                               .when(platforms: [.linux]))]),
-        .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins", "RestorationArchive"]),
+        .target(name: "Restoration", dependencies: ["RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).
         .target(name: "RestorationPluginKit", dependencies: ["CRestoration"]),
 
@@ -60,7 +65,7 @@ let package = Package(
                 path: "Plugins/countries-panes"),
 
         .executableTarget(name: "restorectl", dependencies: [
-            "Restoration", "RestorationCore", "RestorationArchive", "RestorationC", "RestorationPlugins",
+            "Restoration", "RestorationCore", "RestorationArchive", "RestorationPlugins",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "restore-bench", dependencies: [

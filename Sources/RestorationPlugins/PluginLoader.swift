@@ -1,4 +1,5 @@
 import CRestoration
+import RestorationCFace
 import RestorationCore
 #if canImport(Glibc)
 import Glibc
@@ -68,20 +69,18 @@ public struct PluginFileInfo: Equatable, Sendable {
 ///
 /// Threads: the engine calls `factory(forClass:)`, `loadedCount`,
 /// `rejectedCount` and `shutdown()` with its own lock held; `list()` and
-/// `loadAll()` may come from any thread. The loader's state is guarded by
-/// its own recursive lock, taken after the engine's. Plugin `init`
-/// functions run with the loader's lock held. Known limit: when `loadAll()`
-/// runs on one thread while another thread restores the same engine and
-/// reaches a class no host registered, a plugin `init` that calls back into
-/// that engine waits for the engine's lock while the restore waits for the
-/// loader's. Taking the engine's lock first in `loadAll()`/`list()` would
-/// remove it, but that lock is internal to RestorationCore.
+/// `loadAll()` may come from any thread and take the engine's lock first
+/// (`Engine.serialized`). The loader's state is guarded by its own
+/// recursive lock, always taken after the engine's, so a plugin `init`
+/// (which runs with both held) may call back into the engine.
+///
+/// Every face attaches plugins the same way: `PluginLoader.attach(to:directory:)`.
 public final class PluginLoader: ClassProvider {
     /// plugin_dir as configured.
     public let directory: String
     private let hostAPI: UnsafeRawPointer
     private weak var engine: Engine?
-    private let lock = LoaderLock()
+    private let lock = RecursiveLock()
     private let trace = Trace()
 
     private enum Phase { case idle, loading, loaded, shutDown }
@@ -134,12 +133,31 @@ public final class PluginLoader: ClassProvider {
         }
     }
 
+    /// Attaches the plugins of `directory` to `engine`: the one way every
+    /// face (the C ABI, the Swift API, restorectl) gives an engine its
+    /// plugin classes. Plugins receive the host table the loader owns
+    /// (`rst_host_api`, built from the C face's functions), so this needs
+    /// nothing of RestorationC.
     /// - Parameters:
+    ///   - engine: the engine whose classes the plugins provide (not retained).
     ///   - directory: plugin_dir (resolved to an absolute canonical path
     ///     when first scanned).
+    ///   - wrap: what the engine should ask instead of the loader itself (a
+    ///     tracing provider over it, in restorectl); nil: the loader.
+    /// - Returns: the loader, now `engine.classProvider` (or wrapped by it).
+    @discardableResult
+    public static func attach(to engine: Engine, directory: String,
+                              through wrap: ((PluginLoader) -> ClassProvider)? = nil) -> PluginLoader {
+        let loader = PluginLoader(directory: directory, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
+        engine.classProvider = wrap?(loader) ?? loader
+        return loader
+    }
+
+    /// - Parameters:
+    ///   - directory: plugin_dir.
     ///   - hostAPI: the `rst_host_api` table handed to every plugin.
     ///   - engine: the engine whose classes the plugins provide (not retained).
-    public init(directory: String, hostAPI: UnsafeRawPointer, engine: Engine) {
+    init(directory: String, hostAPI: UnsafeRawPointer, engine: Engine) {
         self.directory = directory
         self.hostAPI = hostAPI
         self.engine = engine

@@ -1,6 +1,5 @@
 import ArgumentParser
 import RestorationArchive
-import RestorationC
 import RestorationCore
 import RestorationPlugins
 
@@ -312,9 +311,7 @@ final class HeadlessRestore {
         let trace = self.trace
         engine.logHandler = { level, message in trace.log.append((level, message)) }
         if let dir = pluginDirectory {
-            let l = PluginLoader(directory: dir, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
-            loader = l
-            engine.classProvider = TracingProvider(loader: l, trace: trace)
+            loader = PluginLoader.attach(to: engine, directory: dir) { TracingProvider(loader: $0, trace: trace) }
         } else {
             loader = nil
         }

@@ -27,14 +27,14 @@ func lastErrorPointer() -> UnsafePointer<CChar>? {
 func cStatus(_ s: Status) -> rst_status { rst_status(rawValue: s.rawValue) }
 
 /// Records a failure as this thread's last error and returns its status.
-@inline(never) @usableFromInline
-func fail(_ f: RestorationFailure) -> rst_status {
+@inline(never)
+public func fail(_ f: RestorationFailure) -> rst_status {
     setLastError(f.message)
     return cStatus(f.status)
 }
 
-@inline(never) @usableFromInline
-func fail(_ status: Status, _ message: String) -> rst_status {
+@inline(never)
+public func fail(_ status: Status, _ message: String) -> rst_status {
     setLastError(message)
     return cStatus(status)
 }
@@ -52,7 +52,7 @@ func keyBytes(_ key: UnsafePointer<CChar>) -> KeyBytes {
 
 // Handles are the core objects' addresses (Unmanaged, unretained except the
 // engine, which rst_engine_create retains and rst_engine_destroy releases).
-@inline(__always) func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
+@inline(__always) public func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
 @inline(__always) func node(_ p: OpaquePointer) -> ObjectNode { ObjectNode.from(handle: UnsafeRawPointer(p)) }
 /// The node behind a handle, without retain/release (accessors called per
 /// object from callbacks: the node's reference count stays untouched).
