@@ -55,7 +55,7 @@ extension CFace {
     public static func encode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Bool) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_bool") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_bool") }
         }
     }
 }
@@ -64,7 +64,7 @@ extension CFace {
     public static func encode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Int64) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_int") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_int") }
         }
     }
 }
@@ -73,7 +73,7 @@ extension CFace {
     public static func encode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Double) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_double") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_double") }
         }
     }
 }
@@ -88,7 +88,7 @@ extension CFace {
             do throws(RestorationFailure) {
                 try coder.encodeString(KeyBytes(cString: key), UnsafeRawBufferPointer(start: utf8, count: strlen(utf8)))
                 return RST_OK
-            } catch { return fail(error) }
+            } catch { return fail(error, in: "rst_encode_string") }
         }
     }
 }
@@ -100,7 +100,7 @@ extension CFace {
             return misuse(c, { coder, k in "rst_encode_bytes: \(coder.location), key '\(k.string)': p is NULL but n is \(n)" }, key)
         }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), UnsafeRawBufferPointer(start: p, count: n)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), UnsafeRawBufferPointer(start: p, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_bytes") }
         }
     }
 }
@@ -113,7 +113,7 @@ extension CFace {
         }
         return withCoder(c) { coder in
             Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(ref))._withUnsafeGuaranteedRef { target in
-                do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error) }
+                do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error, in: "rst_encode_object") }
             }
         }
     }
@@ -126,7 +126,7 @@ extension CFace {
             return misuse(c, { coder, k in "rst_encode_int_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
         }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), UnsafeBufferPointer(start: v, count: n)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), UnsafeBufferPointer(start: v, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_int_array") }
         }
     }
 }
@@ -146,7 +146,7 @@ extension CFace {
             elements.append(UnsafeRawBufferPointer(start: s, count: strlen(s)))
         }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeStringArray(KeyBytes(cString: key), elements); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeStringArray(KeyBytes(cString: key), elements); return RST_OK } catch { return fail(error, in: "rst_encode_string_array") }
         }
     }
 }
@@ -155,7 +155,7 @@ extension CFace {
     public static func encode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_begin_record") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_encode_begin_record") }
         }
     }
 }
@@ -164,7 +164,7 @@ extension CFace {
     public static func encode_end_record(_ c: OpaquePointer!) -> rst_status {
         guard let c else { return fail(.invalid, "rst_encode_end_record: coder is NULL") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_encode_end_record") }
         }
     }
 }
@@ -178,7 +178,7 @@ extension CFace {
         do throws(RestorationFailure) {
             return try coder(c).contains(keyBytes(key))
         } catch {
-            _ = fail(error)
+            _ = fail(error, in: "rst_coder_contains")
             return false
         }
     }
@@ -203,7 +203,7 @@ extension CFace {
             case nil: return RST_TYPE_UNKNOWN
             }
         } catch {
-            _ = fail(error)
+            _ = fail(error, in: "rst_coder_value_type")
             return RST_TYPE_NONE
         }
     }
@@ -217,7 +217,7 @@ extension CFace {
         guard let out else { return outMissing("rst_decode_bool") }
         guard let c, let key else { return decodeNull(c, "rst_decode_bool") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_bool") }
         }
     }
 }
@@ -227,7 +227,7 @@ extension CFace {
         guard let out else { return outMissing("rst_decode_int") }
         guard let c, let key else { return decodeNull(c, "rst_decode_int") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_int") }
         }
     }
 }
@@ -237,7 +237,7 @@ extension CFace {
         guard let out else { return outMissing("rst_decode_double") }
         guard let c, let key else { return decodeNull(c, "rst_decode_double") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_double") }
         }
     }
 }
@@ -252,7 +252,7 @@ extension CFace {
                 out.pointee = p
                 len?.pointee = n
                 return RST_OK
-            } catch { return fail(error) }
+            } catch { return fail(error, in: "rst_decode_string") }
         }
     }
 }
@@ -269,7 +269,7 @@ extension CFace {
                 out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
                 len?.pointee = b.count
                 return RST_OK
-            } catch { return fail(error) }
+            } catch { return fail(error, in: "rst_decode_bytes") }
         }
     }
 }
@@ -279,7 +279,7 @@ extension CFace {
         guard let out else { return outMissing("rst_decode_object") }
         guard let c, let key else { return decodeNull(c, "rst_decode_object") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error, in: "rst_decode_object") }
         }
     }
 }
@@ -297,7 +297,7 @@ extension CFace {
                 count.pointee = n
                 if !copied { return intArrayTooSmall(coder, k, n, cap) }
                 return RST_OK
-            } catch { return fail(error) }
+            } catch { return fail(error, in: "rst_decode_int_array") }
         }
     }
 }
@@ -324,7 +324,7 @@ extension CFace {
                 out.pointee = coder.arenaCopy(element)
                 len?.pointee = element.count
                 return RST_OK
-            } catch { return fail(error) }
+            } catch { return fail(error, in: "rst_decode_string_array") }
         }
     }
 }
@@ -333,7 +333,7 @@ extension CFace {
     public static func decode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
         guard let c, let key else { return decodeNull(c, "rst_decode_begin_record") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_begin_record") }
         }
     }
 }
@@ -342,7 +342,7 @@ extension CFace {
     public static func decode_end_record(_ c: OpaquePointer!) -> rst_status {
         guard let c else { return fail(.invalid, "rst_decode_end_record: coder is NULL") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error) }
+            do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_decode_end_record") }
         }
     }
 }

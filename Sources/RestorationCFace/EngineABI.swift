@@ -88,7 +88,7 @@ extension CFace {
         case let (.success(a), .success(p), .success(v), .success(i)):
             archive = a; pluginDir = p; app = v; idiom = i
         case let (.failure(f), _, _, _), let (_, .failure(f), _, _), let (_, _, .failure(f), _), let (_, _, _, .failure(f)):
-            return fail(f)
+            return fail(f, in: "rst_engine_create")
         }
         if let archive, archive.isEmpty { return fail(.invalid, "rst_engine_create: opts->archive_path is empty") }
         if let app, app.utf8.count > ArchiveLimits.maxInfoStringBytes {
@@ -146,6 +146,8 @@ extension CFace {
         let engine = engine(e)
         if engine.destroy() {
             Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(e)).release()
+        } else {
+            engine.log(.error, "rst_engine_destroy called from inside a save or restore callback; ignored")
         }
     }
 }
@@ -160,13 +162,13 @@ extension CFace {
         guard let identifier else { return fail(.invalid, "rst_register_object: identifier is NULL") }
         return Unmanaged<Engine>.fromOpaque(UnsafeRawPointer(e))._withUnsafeGuaranteedRef { engine in
             do throws(RestorationFailure) {
-                // The callbacks are stored as the core's HostCallbacks: the same four function pointers.
+                // The host's table, kept by address as the core's ObjectCallbacks (same layout).
                 let n = try engine.register(cIdentifier: identifier, parent: parent.map { UnsafeRawPointer($0) }, cClassName: class_name,
-                                            callbacks: callbacks.map { UnsafeRawPointer($0) }, instance: instance)
+                                            callbacks: callbacks.map(objectCallbacks), instance: instance)
                 out?.pointee = OpaquePointer(n)
                 return RST_OK
             } catch {
-                return fail(error)
+                return fail(error, in: "rst_register_object")
             }
         }
     }
@@ -180,7 +182,7 @@ extension CFace {
             try engine(e).unregister(node(o))
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_unregister_object")
         }
     }
 }
@@ -241,10 +243,10 @@ extension CFace {
         guard let factory else { return fail(.invalid, "rst_register_class: factory is NULL") }
         guard let name = String(validatingCString: class_name) else { return fail(.invalid, "rst_register_class: the class name is not valid UTF-8") }
         do {
-            try engine(e).registerClass(name, cFactory: factory, context: ctx)
+            try engine(e).registerClass(name, function: factory, context: ctx)
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_register_class")
         }
     }
 }
@@ -252,7 +254,7 @@ extension CFace {
 extension CFace {
     public static func set_fallback_factory(_ e: OpaquePointer!, _ factory: rst_factory_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_set_fallback_factory: engine is NULL") }
-        engine(e).setFallbackFactory(cFactory: factory, context: ctx)
+        engine(e).setFallbackFactory(function: factory, context: ctx)
         return RST_OK
     }
 }
@@ -266,7 +268,7 @@ extension CFace {
             try engine(e).save()
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_save")
         }
     }
 }
@@ -278,7 +280,7 @@ extension CFace {
             try engine(e).restore()
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_restore")
         }
     }
 }
@@ -297,7 +299,7 @@ extension CFace {
             len.pointee = n
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_save_to_buffer")
         }
     }
 }
@@ -310,7 +312,7 @@ extension CFace {
             try engine(e).restore(bytes: UnsafeRawBufferPointer(start: data, count: len))
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_restore_from_buffer")
         }
     }
 }
@@ -322,7 +324,7 @@ extension CFace {
             try engine(e).discard()
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_discard")
         }
     }
 }
@@ -353,7 +355,7 @@ extension CFace {
             out.pointee = result
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_read_archive_info")
         }
     }
 }

@@ -176,7 +176,7 @@ enum PluginImage {
         case .failure(let f): return "class #\(k) has \(f.describe("class_name"))"
         }
         do {
-            try Validation.className(mc.className, what: "class #\(k)")
+            try Validation.className(mc.className)
         } catch {
             return error.message
         }

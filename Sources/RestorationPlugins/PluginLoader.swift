@@ -221,7 +221,7 @@ public final class PluginLoader: ClassProvider {
     public func loadAll() throws(RestorationFailure) {
         // The engine's lock first (as a restore holds it), then ours: a
         // plugin init that calls back into the engine cannot deadlock.
-        guard let engine else { throw RestorationFailure(.state, "rst_load_plugins: the engine is gone") }
+        guard let engine else { throw RestorationFailure(.state, "the engine is gone") }
         try engine.serialized { () throws(RestorationFailure) in try lock.withLock { () throws(RestorationFailure) in
             if phase == .idle { performLoad(because: "rst_load_plugins was called") }
             if let f = discoveryFailure { throw f }
@@ -233,7 +233,7 @@ public final class PluginLoader: ClassProvider {
     /// directory, which runs no plugin code).
     /// - Throws: `.io` when plugin_dir cannot be resolved or read.
     public func list() throws(RestorationFailure) -> [PluginFileInfo] {
-        guard let engine else { throw RestorationFailure(.state, "rst_list_plugins: the engine is gone") }
+        guard let engine else { throw RestorationFailure(.state, "the engine is gone") }
         return try engine.serialized { () throws(RestorationFailure) -> [PluginFileInfo] in try lock.withLock { () throws(RestorationFailure) -> [PluginFileInfo] in
             discoverOnce()
             if let f = discoveryFailure { throw f }
@@ -345,10 +345,11 @@ public final class PluginLoader: ClassProvider {
         engine.log(.info, "plugin '\(validated.name)' \(validated.version) loaded from '\(record.file.path)'; classes: \(usable.isEmpty ? "none" : usable.joined(separator: ", "))")
     }
 
-    /// A core factory over a prepared libffi call. The returned pointer is
-    /// compared with the object registered at the requested path *before*
-    /// anything dereferences it; anything else is an error, logged, and
-    /// treated as declined.
+    /// A core factory over a prepared libffi call. The returned handle
+    /// becomes a node only through `FactoryRequest.object(at:)`, the
+    /// engine's one check that it is the object registered at the requested
+    /// path (a bogus pointer is never dereferenced); anything else is an
+    /// error, logged with the plugin's name, and treated as declined.
     private static func makeFactory(className: String, symbol: String, file: String, call: FactoryCall,
                                     context: UnsafeMutableRawPointer?, trace: Trace) -> Factory {
         return { request in
@@ -357,12 +358,11 @@ public final class PluginLoader: ClassProvider {
                 if trace.enabled { trace("\(symbol) declined '\(request.path)' (returned NULL)") }
                 return nil
             }
-            let expected = request.engine.child(of: request.parent, named: request.identifier)
-            if let expected, UnsafeRawPointer(expected.handle) == UnsafeRawPointer(made) {
+            if let node = request.object(at: UnsafeRawPointer(made)) {
                 if trace.enabled { trace("\(symbol) created '\(request.path)'") }
-                return expected
+                return node
             }
-            let detail = expected == nil
+            let detail = request.engine.child(of: request.parent, named: request.identifier) == nil
                 ? "nothing is registered there (a factory must register its object with exactly the parent and identifier it is given)"
                 : "that is not the object registered there (a factory must return the object it registered)"
             request.engine.log(.error, "record \(request.record) ('\(request.path)'): the factory \(symbol) of plugin class '\(className)' ('\(file)') returned an object that is not at '\(request.path)': \(detail); treated as declined, so the record is skipped unless the fallback factory creates it")

@@ -16,7 +16,7 @@ extension CFace {
             try loader.loadAll()
             return RST_OK
         } catch {
-            return fail(error)
+            return fail(error, in: "rst_load_plugins")
         }
     }
 }
@@ -30,7 +30,7 @@ extension CFace {
             return fail(.invalid, "rst_list_plugins: the engine was created without a plugin_dir")
         }
         let files: [PluginFileInfo]
-        do { files = try loader.list() } catch { return fail(error) }
+        do { files = try loader.list() } catch { return fail(error, in: "rst_list_plugins") }
         out.pointee = nil
         count.pointee = files.count
         guard !files.isEmpty else { return RST_OK }

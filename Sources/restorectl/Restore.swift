@@ -283,7 +283,7 @@ final class TracingProvider: ClassProvider {
         let trace = self.trace
         return { request in
             let made = f(request)
-            if let made, made.isRegistered, made.identifier == request.identifier, made.parent === request.parent {
+            if let made, request.object(at: UnsafeRawPointer(made.handle)) === made {
                 trace.outcome[request.record] = .plugin(className)
             } else {
                 trace.declined[request.record] = made == nil ? "plugin factory declined" : "plugin factory returned an object at another path"
