@@ -248,7 +248,8 @@ extension CFace {
         guard let c, let key else { return decodeNull(c, "rst_decode_string") }
         return withCoder(c) { coder in
             do throws(RestorationFailure) {
-                let (p, n) = try coder.decodeCString(KeyBytes(cString: key))
+                let b = try coder.decodeStringBytes(KeyBytes(cString: key))
+                let (p, n) = (cString(b, for: coder), b.count)
                 out.pointee = p
                 len?.pointee = n
                 return RST_OK
@@ -321,7 +322,7 @@ extension CFace {
                 guard let element else {
                     return fail(.notFound, "rst_decode_string_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
                 }
-                out.pointee = coder.arenaCopy(element)
+                out.pointee = cString(element, for: coder)
                 len?.pointee = element.count
                 return RST_OK
             } catch { return fail(error, in: "rst_decode_string_array") }

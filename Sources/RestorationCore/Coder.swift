@@ -37,6 +37,12 @@ public struct KeyBytes {
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 }
 
+/// State an edge keeps with a coder (`Coder.attach`), told when each decode
+/// callback or factory returns.
+public protocol CoderAttachment: AnyObject {
+    func callbackDidEnd()
+}
+
 /// The keyed, typed values of one object (`rst_coder`). One per engine,
 /// reused: it is live only during the callback it was passed to, and every
 /// call outside one fails with `.state`.
@@ -81,7 +87,11 @@ public final class Coder {
     @usableFromInline private(set) var depth = 0
     /// Key address → key index, for the archive being written or read.
     @usableFromInline let keys = KeyCache()
-    @usableFromInline let arena = CStringArena()
+    /// An edge's state kept with this coder (the C face's C-string arena),
+    /// told when each decode callback or factory returns; `attachmentRef`
+    /// is the same object, unretained, for hot paths.
+    private var attachment: CoderAttachment?
+    public private(set) var attachmentRef: UnsafeMutableRawPointer?
 
     init(engine: Engine) {
         self.engine = engine
@@ -131,7 +141,13 @@ public final class Coder {
     func endDecoding() {
         mode = .idle
         node = nil
-        arena.reset()
+        if let a = attachment { a.callbackDidEnd() }
+    }
+
+    /// Keeps `a` with this coder for as long as the coder lives.
+    public func attach(_ a: CoderAttachment) {
+        attachment = a
+        attachmentRef = Unmanaged.passUnretained(a as AnyObject).toOpaque()
     }
 
     // MARK: where we are, for messages
@@ -397,13 +413,6 @@ public final class Coder {
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
-    /// A NUL-terminated copy, valid until the callback returns.
-    @inlinable @inline(__always)
-    public func decodeCString(_ key: KeyBytes) throws(RestorationFailure) -> (UnsafePointer<CChar>, Int) {
-        let b = try decodeStringBytes(key)
-        return (arena.copy(b), b.count)
-    }
-
     public func decodeString(_ key: KeyBytes) throws(RestorationFailure) -> String {
         String(decoding: try decodeStringBytes(key), as: UTF8.self)
     }
@@ -487,8 +496,6 @@ public final class Coder {
         return out
     }
 
-    /// NUL-terminated copy of a string array element, valid until the callback returns.
-    public func arenaCopy(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { arena.copy(bytes) }
 
     @inlinable @inline(__always)
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {

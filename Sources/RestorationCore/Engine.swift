@@ -11,7 +11,7 @@ public struct FactoryRequest {
     /// nil at a root.
     public let parent: ObjectNode?
     public let identifier: String
-    /// NUL-terminated; valid during the factory call.
+    /// The identifier NUL-terminated; valid during the factory call.
     public let identifierCString: UnsafePointer<CChar>
     public let className: String?
     public let record: Int
@@ -23,12 +23,6 @@ public struct FactoryRequest {
 
     /// The record's whole path, "A/B/C".
     public var path: String { coder.reader?.path(ofRecord: record) ?? identifier }
-
-    /// The path, NUL-terminated, valid during the factory call.
-    public func pathCString() -> UnsafePointer<CChar> {
-        var p = path
-        return p.withUTF8 { coder.arena.copy(UnsafeRawBufferPointer($0)) }
-    }
 }
 
 extension FactoryRequest {
@@ -167,6 +161,19 @@ final class RestoreRun {
     deinit {
         classLooked.deallocate()
         classFactories.deallocate()
+        identifierBuffer.deallocate()
+    }
+
+    /// Room for one identifier and its NUL: what a factory is given.
+    private let identifierBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: ArchiveLimits.maxIdentifierBytes + 1)
+
+    /// `bytes` (an identifier of this archive: at most maxIdentifierBytes,
+    /// no NUL), NUL-terminated; valid until the next call (one factory call).
+    func identifierCString(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
+        let n = min(bytes.count, ArchiveLimits.maxIdentifierBytes)
+        if n > 0 { UnsafeMutableRawPointer(identifierBuffer).copyMemory(from: bytes.baseAddress!, byteCount: n) }
+        identifierBuffer[n] = 0
+        return UnsafePointer(identifierBuffer)
     }
 
     /// Name `i` of the archive as a String, made once.
@@ -851,12 +858,12 @@ public final class Engine {
         switch factory.kind {
         case .function(let fn, let context):
             made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
-                      coder.arena.copy(idBytes), OpaquePointer(coder.handle), context).map { UnsafeRawPointer($0) }
+                      run.identifierCString(idBytes), OpaquePointer(coder.handle), context).map { UnsafeRawPointer($0) }
         case .closure(let f):
             let reader = run.reader
             let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
                                          identifier: run.name(reader.identifier(ofRecord: r)),
-                                         identifierCString: coder.arena.copy(idBytes),
+                                         identifierCString: run.identifierCString(idBytes),
                                          className: reader.className(ofRecord: r).map(run.name), record: r,
                                          depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
             made = f(request).map { UnsafeRawPointer($0.handle) }
