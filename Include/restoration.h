@@ -538,6 +538,24 @@ typedef enum rst_value_type {
  *          RST_TYPE_UNKNOWN for a type of a newer format. */
 RST_API rst_value_type rst_coder_value_type(rst_coder *c, const char *key);
 
+/** Reports that the callback `c` was passed to failed as a whole, with a
+ *  sentence saying why: the one way a callback reports failure, the same
+ *  for C hosts, Swift hosts and plugins (docs/ARCHITECTURE.md, "Errors"):
+ *  - in an encode callback, the save fails with `status` and the message,
+ *    and the old archive stays, as when an encode call fails;
+ *  - in a decode callback, the object keeps what it decoded, the failure is
+ *    logged at RST_LOG_WARNING, the object is not counted as restored (it
+ *    counts in `skipped`) and gets no `finished`; the restore goes on;
+ *  - in a factory, the failure is logged at RST_LOG_WARNING; what the
+ *    factory returns still decides.
+ *  Only the first report of a callback counts.
+ *  @param status the error (RST_OK or a value this library does not define:
+ *         RST_ERR_INVALID is used).
+ *  @param message a sentence, copied; NULL: "the callback failed".
+ *  @return RST_OK when recorded; RST_ERR_INVALID for a NULL coder;
+ *          RST_ERR_STATE outside an encode, decode or factory callback. */
+RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *message);
+
 /** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it.
  *  @return RST_OK; RST_ERR_INVALID (NULL object or out); RST_ERR_NOMEM. */
 RST_API rst_status rst_object_path(const rst_object *o, char **out);

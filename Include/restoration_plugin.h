@@ -160,6 +160,7 @@ typedef struct rst_host_api {
     rst_status  (*load_plugins)(rst_engine *e);
     rst_status  (*list_plugins)(rst_engine *e, rst_plugin_info **out, size_t *count);
     rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
+    rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
@@ -279,6 +280,7 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
 /* Check RST_HOST_API_HAS(rst_plugin_api__, engine_options_init) first:
  * a 1.0 host's table ends before it. */
 #define rst_engine_options_init     rst_plugin_api__->engine_options_init
+#define rst_coder_fail              rst_plugin_api__->coder_fail
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

@@ -257,6 +257,11 @@ public func rst_decode_end_record(_ c: OpaquePointer!) -> rst_status {
     CFace.decode_end_record(c)
 }
 
+@c @implementation
+public func rst_coder_fail(_ c: OpaquePointer!, _ status: rst_status, _ message: UnsafePointer<CChar>!) -> rst_status {
+    CFace.coder_fail(c, status, message)
+}
+
 // MARK: Plugins
 
 @c @implementation

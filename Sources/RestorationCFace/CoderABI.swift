@@ -347,3 +347,18 @@ extension CFace {
         }
     }
 }
+
+extension CFace {
+    /// `rst_coder_fail`.
+    public static func coder_fail(_ c: OpaquePointer!, _ status: rst_status, _ message: UnsafePointer<CChar>!) -> rst_status {
+        guard let c else { return fail(.invalid, "rst_coder_fail: coder is NULL") }
+        let st = Status(rawValue: status.rawValue).flatMap { $0 == .ok ? nil : $0 } ?? .invalid
+        let text = message.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "the callback failed"
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                try coder.failCallback(RestorationFailure(st, text))
+                return RST_OK
+            } catch { return fail(error, in: "rst_coder_fail") }
+        }
+    }
+}

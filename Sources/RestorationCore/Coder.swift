@@ -92,6 +92,8 @@ public final class Coder {
     /// is the same object, unretained, for hot paths.
     private var attachment: CoderAttachment?
     public private(set) var attachmentRef: UnsafeMutableRawPointer?
+    /// What the running decode callback or factory reported (`failCallback`).
+    var callbackFailure: RestorationFailure?
 
     init(engine: Engine) {
         self.engine = engine
@@ -530,6 +532,30 @@ public final class Coder {
 }
 
 extension Coder {
+    /// The callback this coder was passed to failed as a whole (a Swift
+    /// throw, `rst_coder_fail`, a plugin's error): the one rule of
+    /// docs/ARCHITECTURE.md, "Errors". In an encode callback the save fails
+    /// with `f`; in a decode callback the engine logs it, does not count the
+    /// object as restored and skips its `finished`; in a factory it is
+    /// logged. The first failure of a callback counts.
+    /// - Throws: `.state` outside a callback.
+    public func failCallback(_ f: RestorationFailure) throws(RestorationFailure) {
+        switch mode {
+        case .idle:
+            throw RestorationFailure(.state, "no callback is running (the coder is only valid during the callback it was passed to)")
+        case .encoding:
+            recordEncodeFailure(RestorationFailure(f.status, "\(location): \(f.message)"))
+        case .decoding, .factory:
+            if callbackFailure == nil { callbackFailure = f }
+        }
+    }
+
+    /// The failure a decode callback or factory reported, cleared.
+    func takeCallbackFailure() -> RestorationFailure? {
+        defer { callbackFailure = nil }
+        return callbackFailure
+    }
+
     /// Records a misuse detected by an edge (a NULL argument); inside an
     /// encode callback it fails the save like any other encode error.
     public func misuse(_ status: Status, _ message: String) -> RestorationFailure {

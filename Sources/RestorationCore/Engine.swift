@@ -137,6 +137,8 @@ final class RestoreRun {
     private let classFactories: UnsafeMutablePointer<Unmanaged<ClassFactory>?>
     private var factories: [ClassFactory] = []
     private var names: [String?] = []
+    /// Records whose decode callback reported failure.
+    var failed = Set<Int>()
 
     init(reader: ArchiveReader, coder: Coder) {
         self.reader = reader
@@ -793,7 +795,7 @@ public final class Engine {
         // v1.1: migrate(run) — after validation, before any factory.
         materialize(run)
         let order = decode(run)
-        lastReport = report(run, restored: order.count)
+        lastReport = report(run, decoded: order.count)
         finish(run, order)
     }
 
@@ -868,6 +870,9 @@ public final class Engine {
                                          depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
             made = f(request).map { UnsafeRawPointer($0.handle) }
         }
+        if let f = coder.takeCallbackFailure() {
+            log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
+        }
         guard let made else { return nil }   // v1.1 explain: DECLINED
         if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
         let path = run.reader.path(ofRecord: r)
@@ -886,17 +891,25 @@ public final class Engine {
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 n.call(.decode, coder)
                 coder.endDecoding()
+                if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
         }
         return order
     }
 
+    /// A decode callback reported failure: logged; the object keeps what it
+    /// decoded, is not counted as restored and gets no `finished`.
+    private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
+        run.failed.insert(r)
+        log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
+    }
+
     /// The report of this restore (`lastRestoreReport`).
-    private func report(_ run: RestoreRun, restored: Int) -> RestoreReport {
+    private func report(_ run: RestoreRun, decoded: Int) -> RestoreReport {
         var report = RestoreReport()
         report.archived = UInt64(run.reader.recordCount)
-        report.restored = UInt64(restored)
-        report.skipped = UInt64(run.reader.recordCount - restored)
+        report.restored = UInt64(decoded - run.failed.count)
+        report.skipped = UInt64(run.reader.recordCount) - report.restored
         report.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
         report.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
         return report
@@ -906,6 +919,7 @@ public final class Engine {
     private func finish(_ run: RestoreRun, _ order: [Int32]) {
         for r32 in order {
             guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
+            if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
             u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
         }
         didFinishRestoring?()

@@ -62,6 +62,7 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.load_plugins = { CFace.load_plugins($0) }
     t.list_plugins = { CFace.list_plugins($0, $1, $2) }
     t.engine_options_init = { CFace.engine_options_init($0, $1) }
+    t.coder_fail = { CFace.coder_fail($0, $1, $2) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
