@@ -6,8 +6,11 @@
 //   CRestoration        Include/: the public C headers (header-only C target)
 //   RestorationArchive  the archive codec: writer, validating reader (pure Swift)
 //   RestorationCore     object registry, coder, restore planner, engine, file store (pure Swift)
-//   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi
-//   RestorationC        the C ABI (@c @implementation of Include/restoration.h)
+//   RestorationCFace    the C face: what every rst_* function does, C callback/factory adapters,
+//                       rst_last_error, the C-string arena (the core itself knows only Swift types)
+//   RestorationPlugins  the plugin loader: the only place that calls dlopen and libffi; owns the
+//                       rst_host_api table plugins receive, and attaches plugins to an engine
+//   RestorationC        the exported C ABI (@c @implementation, forwarding to the C face)
 //   librestoration      the shared library product alone: SONAME, export list, static runtime
 //   Restoration         the Swift API (StateRestoring, RestorationEngine, RestorationCoder)
 import PackageDescription
@@ -56,8 +59,10 @@ let package = Package(
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         .target(name: "RestorationArchive", dependencies: ["CCRC32C"], swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
-        .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "CRestoration", "CFFI"]),
-        .target(name: "RestorationC", dependencies: ["RestorationCore", "RestorationPlugins", "CRestoration"],
+        .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
+                swiftSettings: hotPath),
+        .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "RestorationCFace", "CRestoration", "CFFI"]),
+        .target(name: "RestorationC", dependencies: ["RestorationCFace", "RestorationPlugins", "CRestoration"],
                 swiftSettings: hotPath),
         // librestoration.so.1, and only it: a versioned SONAME, only the rst_*
         // symbols exported, the Swift runtime linked in statically (the
@@ -69,7 +74,7 @@ let package = Package(
                                                "-Xlinker", "-soname=librestoration.so.\(libraryMajorVersion)",
                                                "-Xlinker", "--version-script=\(packageRoot)/Sources/librestoration/exports.map"],
                                               .when(platforms: [.linux]))]),
-        .target(name: "Restoration", dependencies: ["RestorationC", "RestorationCore", "RestorationPlugins", "RestorationArchive"]),
+        .target(name: "Restoration", dependencies: ["RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).
         .target(name: "RestorationPluginKit", dependencies: ["CRestoration"]),
 
@@ -79,7 +84,7 @@ let package = Package(
                 path: "Plugins/countries-panes", exclude: ["exports.map"]),
 
         .executableTarget(name: "restorectl", dependencies: [
-            "Restoration", "RestorationCore", "RestorationArchive", "RestorationC", "RestorationPlugins", "CRestoration",
+            "Restoration", "RestorationCore", "RestorationArchive", "RestorationPlugins", "CRestoration",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "restore-bench", dependencies: [

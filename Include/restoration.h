@@ -116,17 +116,21 @@ typedef enum rst_status {
     RST_ERR_LIMIT     = 12  /**< a size, count or depth limit was exceeded */
 } rst_status;
 
-/** The library's version, "1.0.0". Static storage; never NULL. */
+/** The library's version, "1.0.0".
+ *  @return static storage; never NULL. */
 RST_API const char *rst_version(void);
-/** The enumerator's name, "RST_ERR_CORRUPT"; "RST_ERR_UNKNOWN" for a value
- *  this library does not define. Static storage; never NULL. */
+/** The enumerator's name of a status.
+ *  @return "RST_ERR_CORRUPT" for RST_ERR_CORRUPT; "RST_ERR_UNKNOWN" for a
+ *          value this library does not define. Static storage; never NULL. */
 RST_API const char *rst_status_name(rst_status s);
-/** A sentence about the last failing call on this thread ("" if none).
- *  Never NULL. Valid until the next failing call on this thread; a
- *  successful call does not clear it. */
+/** A sentence about the last failing call on this thread.
+ *  @return the sentence, "" if no call failed on this thread yet; never NULL.
+ *          Valid until the next failing call on this thread; a successful
+ *          call does not clear it. */
 RST_API const char *rst_last_error(void);
 /** Frees memory the library returned to the caller (archive buffers,
- *  rst_archive_info, plugin lists, paths). NULL is fine. */
+ *  rst_archive_info, plugin lists, paths). NULL is fine.
+ *  @return nothing; it cannot fail. */
 RST_API void        rst_free(void *p);
 
 /* ------------------------------------------------------------------------ */
@@ -177,7 +181,26 @@ typedef struct rst_engine_options {
     void (*log)(rst_engine *e, int level, const char *message, void *ctx);
 } rst_engine_options;
 #define RST_ENGINE_OPTIONS_VERSION 1
-#define RST_ENGINE_OPTIONS_INIT { RST_ENGINE_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL }
+/** Initializes an ::rst_engine_options: the version, every other member
+ *  zero (NULL), whatever members later versions append. In C this is a
+ *  designated initializer, so `-Wextra` does not warn; C++ before C++20 gets
+ *  `{ RST_ENGINE_OPTIONS_VERSION }`, on which g++ `-Wextra` warns about the
+ *  members left out: there, call rst_engine_options_init() instead. */
+#if defined(__cplusplus)
+#  define RST_ENGINE_OPTIONS_INIT { RST_ENGINE_OPTIONS_VERSION }
+#else
+#  define RST_ENGINE_OPTIONS_INIT { .version = RST_ENGINE_OPTIONS_VERSION }
+#endif
+
+/** Initializes `opts` as RST_ENGINE_OPTIONS_INIT does, for a given version
+ *  of the struct: every member zero (NULL), then `opts->version = version`.
+ *  Pass RST_ENGINE_OPTIONS_VERSION; an older version (a caller compiled
+ *  against an older header) clears only the members that version has.
+ *  @param[out] opts the struct to initialize; NULL: RST_ERR_INVALID.
+ *  @param version 1..RST_ENGINE_OPTIONS_VERSION; else RST_ERR_VERSION and
+ *         `*opts` is untouched.
+ *  @return RST_OK, RST_ERR_INVALID, RST_ERR_VERSION. */
+RST_API rst_status rst_engine_options_init(rst_engine_options *opts, uint32_t version);
 
 /** Creates an engine.
  *  @param opts required (NULL: RST_ERR_INVALID); opts->version outside
@@ -187,7 +210,8 @@ typedef struct rst_engine_options {
 RST_API rst_status rst_engine_create(const rst_engine_options *opts, rst_engine **out);
 /** Destroys an engine: every object's `release` (children before parents),
  *  then every loaded plugin's `fini`. NULL is fine. Must not be called from
- *  one of the engine's own callbacks (it is then ignored, with an ERROR log). */
+ *  one of the engine's own callbacks (it is then ignored, with an ERROR log).
+ *  @return nothing; a refused call is reported through the engine's log. */
 RST_API void       rst_engine_destroy(rst_engine *e);
 /**@}*/
 
@@ -209,30 +233,35 @@ typedef struct rst_object_callbacks {
 
 /** Registers an object.
  *  @param identifier non-empty UTF-8, no '/', at most RST_MAX_IDENTIFIER_BYTES
- *         bytes (else RST_ERR_INVALID). Copied.
+ *         bytes (else RST_ERR_INVALID; longer: RST_ERR_LIMIT). Copied.
  *  @param parent NULL for a root, else an object of the same engine.
  *  @param class_name the restoration class that can re-create it, or NULL. Copied.
  *  @param callbacks may be NULL (an object that only scopes its children).
  *  @param instance passed back to the callbacks; see rst_object_instance().
  *  @param[out] out the object, or NULL if the caller does not need it.
- *  @return RST_OK; RST_ERR_DUPLICATE if the path is taken; RST_ERR_INVALID;
- *          RST_ERR_LIMIT past RST_MAX_TREE_DEPTH. */
+ *  @return RST_OK; RST_ERR_DUPLICATE if the path is taken; RST_ERR_INVALID
+ *          (NULL engine or identifier, bad UTF-8, '/', a parent of another
+ *          engine); RST_ERR_LIMIT for an identifier or class name longer than
+ *          its limit, or past RST_MAX_TREE_DEPTH; RST_ERR_STATE while the
+ *          engine is being destroyed. */
 RST_API rst_status  rst_register_object(rst_engine *e, const char *identifier,
                                         rst_object *parent, const char *class_name,
                                         const rst_object_callbacks *callbacks,
                                         void *instance, rst_object **out);
 /** Unregisters an object and its descendants (descendants' `release` first).
- *  @return RST_ERR_STATE from inside any callback of a save or restore
- *          (encode, factory, decode, finished); RST_ERR_INVALID for NULL or an
- *          object of another engine. */
+ *  @return RST_OK; RST_ERR_STATE from inside any callback of a save or
+ *          restore (encode, factory, decode, finished); RST_ERR_INVALID for
+ *          NULL or an object of another engine. */
 RST_API rst_status  rst_unregister_object(rst_engine *e, rst_object *o);
-/** The object at `path` ("Tabs/Nav/List"), or NULL if none (or bad input). */
+/** The object at `path` ("Tabs/Nav/List").
+ *  @return the object; NULL if none, or for bad input (NULL arguments, bad
+ *          UTF-8: then rst_last_error() says which). */
 RST_API rst_object *rst_find_object(rst_engine *e, const char *path);
-/** The instance given at registration. NULL for NULL. */
+/** @return the instance given at registration; NULL for NULL. */
 RST_API void       *rst_object_instance(const rst_object *o);
-/** The identifier; valid while the object is registered. NULL for NULL. */
+/** @return the identifier, valid while the object is registered; NULL for NULL. */
 RST_API const char *rst_object_identifier(const rst_object *o);
-/** The parent, NULL at a root (or for NULL). */
+/** @return the parent; NULL at a root (or for NULL). */
 RST_API rst_object *rst_object_parent(const rst_object *o);
 /**@}*/
 
@@ -248,11 +277,15 @@ typedef rst_object *(*rst_factory_fn)(rst_engine *e, rst_object *parent,
                                       const char *identifier, rst_coder *coder,
                                       void *ctx);
 /** Registers a host restoration class. A host class hides a plugin class of
- *  the same name. @return RST_ERR_DUPLICATE if the name is taken. */
+ *  the same name. The name is copied.
+ *  @return RST_OK; RST_ERR_DUPLICATE if the name is taken; RST_ERR_INVALID
+ *          (NULL engine, name or factory; an empty or non-UTF-8 name);
+ *          RST_ERR_LIMIT for a name longer than RST_MAX_CLASS_NAME_BYTES. */
 RST_API rst_status rst_register_class(rst_engine *e, const char *class_name,
                                       rst_factory_fn factory, void *ctx);
 /** Sets (or, with NULL, clears) the factory asked when no class can
- *  re-create a record. */
+ *  re-create a record.
+ *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
 RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factory, void *ctx);
 /**@}*/
 
@@ -274,30 +307,50 @@ RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factor
  *  under $XDG_STATE_HOME), each made durable before the archive is written;
  *  a folder that cannot be created fails the save with RST_ERR_IO and a
  *  sentence naming it and the errno.
- *  @return no archive_path: RST_ERR_INVALID; a symlink, directory or other
- *          non-regular file at archive_path, or an archive folder that
- *          cannot be created: RST_ERR_IO. */
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path);
+ *          RST_ERR_REJECTED (should_save); any status of an encode call
+ *          (RST_ERR_INVALID, RST_ERR_DUPLICATE, RST_ERR_LIMIT, RST_ERR_STATE);
+ *          RST_ERR_LIMIT past RST_MAX_OBJECTS or RST_MAX_ARCHIVE_BYTES;
+ *          RST_ERR_IO (a symlink, directory or other non-regular file at
+ *          archive_path, an archive folder that cannot be created, or any
+ *          file system error); RST_ERR_STATE from one of the engine's own
+ *          callbacks. */
 RST_API rst_status rst_save(rst_engine *e);
 /** Restores from archive_path (see the file comment for the three passes).
  *  Validation happens before any callback. A valid archive returns RST_OK
  *  even when records were skipped (see rst_last_restore_report()).
- *  @return RST_ERR_NOT_FOUND when there is no archive; RST_ERR_CORRUPT,
- *          RST_ERR_VERSION, RST_ERR_LIMIT for a bad file; RST_ERR_REJECTED
- *          when should_restore said no or the crash-loop guard set the
- *          archive aside (its new name is in the message). */
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path);
+ *          RST_ERR_NOT_FOUND when there is no archive; RST_ERR_CORRUPT,
+ *          RST_ERR_VERSION, RST_ERR_LIMIT for a bad file; RST_ERR_IO;
+ *          RST_ERR_REJECTED when should_restore said no or the crash-loop
+ *          guard set the archive aside (its new name is in the message);
+ *          RST_ERR_STATE from one of the engine's own callbacks. */
 RST_API rst_status rst_restore(rst_engine *e);
-/** Saves to memory. @param[out] out a buffer to free with rst_free().
- *  @param[out] len its length. */
+/** Saves to memory, as rst_save() but without any file.
+ *  @param[out] out a buffer to free with rst_free().
+ *  @param[out] len its length.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or len); RST_ERR_NOMEM;
+ *          otherwise as rst_save() (RST_ERR_REJECTED, encode statuses,
+ *          RST_ERR_LIMIT, RST_ERR_STATE). */
 RST_API rst_status rst_save_to_buffer(rst_engine *e, void **out, size_t *len);
 /** Restores from memory (no crash-loop guard). `data` is only read during
- *  the call. */
+ *  the call.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, NULL data with len > 0);
+ *          RST_ERR_CORRUPT, RST_ERR_VERSION, RST_ERR_LIMIT for bad bytes;
+ *          RST_ERR_REJECTED (should_restore); RST_ERR_STATE from one of the
+ *          engine's own callbacks. */
 RST_API rst_status rst_restore_from_buffer(rst_engine *e, const void *data, size_t len);
 /** Deletes the saved state (force-quit): the archive, its set-aside
- *  `.crashed-*` copies, leftover temporary files and markers. RST_OK when
- *  there was none. */
+ *  `.crashed-*` copies, leftover temporary files and markers.
+ *  @return RST_OK, also when there was none; RST_ERR_INVALID (NULL engine,
+ *          no archive_path); RST_ERR_IO; RST_ERR_STATE from one of the
+ *          engine's own callbacks. */
 RST_API rst_status rst_discard(rst_engine *e);
 /** Reads only the header of the archive at `path` (the whole file is still
- *  validated). @param[out] out one allocation, strings included: rst_free() it. */
+ *  validated). @param[out] out one allocation, strings included: rst_free() it.
+ *  @return RST_OK; RST_ERR_INVALID (NULL path or out); RST_ERR_NOT_FOUND;
+ *          RST_ERR_IO; RST_ERR_CORRUPT, RST_ERR_VERSION, RST_ERR_LIMIT;
+ *          RST_ERR_NOMEM. */
 RST_API rst_status rst_read_archive_info(const char *path, rst_archive_info **out);
 
 /** What the last restore did. */
@@ -309,7 +362,9 @@ typedef struct rst_restore_report {
     uint64_t plugins_loaded;   /**< by this engine so far (plugins load once per engine) */
     uint64_t plugins_rejected; /**< by this engine so far */
 } rst_restore_report;
-/** @return RST_ERR_STATE before any restore reached pass 1. */
+/** Copies the report of the engine's last restore into `out`.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or out); RST_ERR_STATE
+ *          before any restore reached pass 1. */
 RST_API rst_status rst_last_restore_report(rst_engine *e, rst_restore_report *out);
 /**@}*/
 
@@ -320,23 +375,75 @@ RST_API rst_status rst_last_restore_report(rst_engine *e, rst_restore_report *ou
  * whole save, whatever the callback does next. Outside an encode callback:
  * RST_ERR_STATE. */
 /**@{*/
+/** Stores a bool.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_bool  (rst_coder *c, const char *key, bool v);
+/** Stores a 64-bit signed integer.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_int   (rst_coder *c, const char *key, int64_t v);
+/** Stores a double, bit for bit (NaN payloads, -0.0 and infinities survive).
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_double(rst_coder *c, const char *key, double v);
-/** `utf8` must be valid UTF-8 (else RST_ERR_INVALID). */
+/** Stores a string; `utf8` must be valid UTF-8 without NUL inside.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, a NULL or non-UTF-8 value);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_string(rst_coder *c, const char *key, const char *utf8);
-/** `p` may be NULL when n is 0. */
+/** Stores bytes; `p` may be NULL when n is 0.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL p with n > 0);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_bytes (rst_coder *c, const char *key, const void *p, size_t n);
-/** A reference to another registered object of the same engine (NULL, or
- *  an object of another engine: RST_ERR_INVALID; one registered after this
- *  save began: RST_ERR_STATE). */
+/** A reference to another registered object of the same engine.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, a NULL reference or an object of another engine);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback,
+ *          or for an object registered after this save began;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_object(rst_coder *c, const char *key, rst_object *ref);
+/** Stores `n` integers; `v` may be NULL when n is 0.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL v with n > 0);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_int_array   (rst_coder *c, const char *key, const int64_t *v, size_t n);
+/** Stores `n` strings (each valid UTF-8); `v` may be NULL when n is 0.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL v with n > 0, a NULL or non-UTF-8 element);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_string_array(rst_coder *c, const char *key, const char *const *v, size_t n);
 /** Opens a nested keyed record under `key`; values go into it until the
  *  matching rst_encode_end_record(). Depth is limited by RST_MAX_RECORD_DEPTH.
- *  A record left open when the callback returns fails the save. */
+ *  A record left open when the callback returns fails the save.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key);
+ *          RST_ERR_DUPLICATE (the key is already in this record);
+ *          RST_ERR_LIMIT (RST_MAX_KEY_BYTES, RST_MAX_VALUES_PER_RECORD, RST_MAX_RECORD_DEPTH,
+ *          RST_MAX_ARCHIVE_BYTES); RST_ERR_STATE outside an encode callback;
+ *          after an earlier encode error of the same save, that error's status. */
 RST_API rst_status rst_encode_begin_record(rst_coder *c, const char *key);
+/** Closes the record opened by the matching rst_encode_begin_record().
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder); RST_ERR_STATE outside an
+ *          encode callback, or with no record open. */
 RST_API rst_status rst_encode_end_record  (rst_coder *c);
 /**@}*/
 
@@ -348,32 +455,66 @@ RST_API rst_status rst_encode_end_record  (rst_coder *c);
  * NULL) excludes the NUL. */
 /**@{*/
 /** True when the record holds `key`, whatever its value (a stored false, 0,
- *  0.0, "" or empty bytes included). */
+ *  0.0, "" or empty bytes included).
+ *  @return true or false; false also on misuse (NULL coder or key, outside
+ *          a callback), when rst_last_error() says why. */
 RST_API bool       rst_coder_contains (rst_coder *c, const char *key);
+/** Reads a bool.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_bool    (rst_coder *c, const char *key, bool *out);
+/** Reads a 64-bit signed integer.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_int     (rst_coder *c, const char *key, int64_t *out);
+/** Reads a double.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_double  (rst_coder *c, const char *key, double *out);
+/** Reads a string (borrowed, NUL-terminated).
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_string  (rst_coder *c, const char *key, const char **out, size_t *len);
-/** Empty bytes give a non-NULL pointer and len 0. */
+/** Reads bytes (borrowed); empty bytes give a non-NULL pointer and len 0.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_bytes   (rst_coder *c, const char *key, const void **out, size_t *len);
-/** The referenced object. During pass 1 (a factory's coder) a record not yet
- *  materialized: RST_ERR_STATE. A reference to a skipped record:
- *  RST_ERR_NOT_FOUND. */
+/** The referenced object.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. During pass 1 (a factory's coder), a record not yet materialized:
+ *          RST_ERR_STATE. A reference to a skipped record: RST_ERR_NOT_FOUND. */
 RST_API rst_status rst_decode_object  (rst_coder *c, const char *key, rst_object **out);
 /** Copies the array into buf. `count` is required and always set: the
  *  array's length, also on RST_ERR_LIMIT; 0 when the key is absent or holds
- *  another type. cap < count: RST_ERR_LIMIT, so buf NULL, cap 0 asks for
- *  the count. */
+ *  another type.  *  cap < count: RST_ERR_LIMIT, so buf NULL, cap 0 asks for
+ *  the count.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or count); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. RST_ERR_LIMIT when cap < count. */
 RST_API rst_status rst_decode_int_array(rst_coder *c, const char *key,
                                         int64_t *buf, size_t cap, size_t *count);
 /** Element `index` of a string array. `count` (may be NULL) is always set
- *  when the key holds a string array; index out of range: RST_ERR_NOT_FOUND. */
+ *  when the key holds a string array; index out of range: RST_ERR_NOT_FOUND.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. */
 RST_API rst_status rst_decode_string_array(rst_coder *c, const char *key, size_t index,
                                            const char **out, size_t *len, size_t *count);
 /** Enters the nested record under `key`; rst_decode_end_record() leaves it.
- *  An unbalanced begin is harmless: the coder resets when the callback returns. */
+ *  An unbalanced begin is harmless: the coder resets when the callback returns.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, or key); RST_ERR_NOT_FOUND
+ *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
+ *          a decode callback or factory. RST_ERR_LIMIT past RST_MAX_RECORD_DEPTH. */
 RST_API rst_status rst_decode_begin_record(rst_coder *c, const char *key);
-/** @return RST_ERR_STATE at the object's top level. */
+/** Leaves the record entered by the matching rst_decode_begin_record().
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder); RST_ERR_STATE outside a
+ *          decode callback or factory, or at the object's top level. */
 RST_API rst_status rst_decode_end_record  (rst_coder *c);
 /**@}*/
 
@@ -396,14 +537,36 @@ typedef enum rst_value_type {
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
-/** The type stored under `key` in the current record (RST_TYPE_NONE if the
- *  key is absent, or on misuse: then rst_last_error() says why). Works in
- *  encode callbacks too, for keys already written. */
+/** The type stored under `key` in the current record. Works in encode
+ *  callbacks too, for keys already written.
+ *  @return the type; RST_TYPE_NONE if the key is absent, or on misuse (NULL
+ *          coder or key, outside a callback): then rst_last_error() says why;
+ *          RST_TYPE_UNKNOWN for a type of a newer format. */
 RST_API rst_value_type rst_coder_value_type(rst_coder *c, const char *key);
 
-/** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it. */
+/** Reports that the callback `c` was passed to failed as a whole, with a
+ *  sentence saying why: the one way a callback reports failure, the same
+ *  for C hosts, Swift hosts and plugins (docs/ARCHITECTURE.md, "Errors"):
+ *  - in an encode callback, the save fails with `status` and the message,
+ *    and the old archive stays, as when an encode call fails;
+ *  - in a decode callback, the object keeps what it decoded, the failure is
+ *    logged at RST_LOG_WARNING, the object is not counted as restored (it
+ *    counts in `skipped`) and gets no `finished`; the restore goes on;
+ *  - in a factory, the failure is logged at RST_LOG_WARNING; what the
+ *    factory returns still decides.
+ *  Only the first report of a callback counts.
+ *  @param status the error (RST_OK or a value this library does not define:
+ *         RST_ERR_INVALID is used).
+ *  @param message a sentence, copied; NULL: "the callback failed".
+ *  @return RST_OK when recorded; RST_ERR_INVALID for a NULL coder;
+ *          RST_ERR_STATE outside an encode, decode or factory callback. */
+RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *message);
+
+/** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it.
+ *  @return RST_OK; RST_ERR_INVALID (NULL object or out); RST_ERR_NOMEM. */
 RST_API rst_status rst_object_path(const rst_object *o, char **out);
-/** The class name given at registration, or NULL. Valid while registered. */
+/** @return the class name given at registration, valid while the object is
+ *          registered; NULL when it has none (or for NULL). */
 RST_API const char *rst_object_class_name(const rst_object *o);
 
 /** State of one plugin file (rst_plugin_info.state). */
@@ -435,14 +598,18 @@ typedef struct rst_plugin_info {
 
 /** Loads every plugin of plugin_dir now, as a restore that needs an unknown
  *  class would (once per engine; later calls return RST_OK at once).
- *  @return RST_ERR_INVALID without plugin_dir; RST_ERR_IO if it cannot be
- *          read. Rejected plugins are not an error: see rst_list_plugins(). */
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no plugin_dir); RST_ERR_IO
+ *          if plugin_dir cannot be read; RST_ERR_STATE once the engine is
+ *          gone. Rejected plugins are not an error: see rst_list_plugins(). */
 RST_API rst_status rst_load_plugins(rst_engine *e);
 /** Lists the files of plugin_dir (sorted by name) with their state, classes
  *  and rejection reasons, without loading anything.
  *  @param[out] out one allocation holding the array and all its strings:
  *         rst_free() it. NULL with *count 0 when there are none.
- *  @param[out] count number of entries. */
+ *  @param[out] count number of entries.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count; no
+ *          plugin_dir); RST_ERR_IO if plugin_dir cannot be read;
+ *          RST_ERR_NOMEM. */
 RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t *count);
 
 #ifdef __cplusplus

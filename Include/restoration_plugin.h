@@ -21,7 +21,8 @@
  *       { "Pane", "make_pane", "EPIC" },
  *   };
  *   static const rst_plugin_manifest manifest = {
- *       RST_PLUGIN_ABI_VERSION, "panes", "1.0", 1, classes, NULL, NULL };
+ *       RST_PLUGIN_ABI_VERSION, "panes", "1.0", 1, classes, NULL, NULL,
+ *       RST_PLUGIN_MANIFEST_SIZE };
  *
  *   RST_PLUGIN_EXPORT const rst_plugin_manifest *
  *   rst_plugin_manifest_v1(const rst_host_api *api) {
@@ -75,7 +76,11 @@
 extern "C" {
 #endif
 
-#define RST_PLUGIN_ABI_VERSION 1
+/** The manifest layout this header declares. 2: the v1 members, then
+ *  `manifest_size` and reserved slots. Hosts read manifests of ABI version
+ *  1 (plugins built against the 1.0 header: the seven v1 members only) and
+ *  2; any other version rejects the plugin. */
+#define RST_PLUGIN_ABI_VERSION 2
 #define RST_HOST_API_VERSION   1
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -154,6 +159,8 @@ typedef struct rst_host_api {
     const char *(*object_class_name)(const rst_object *o);
     rst_status  (*load_plugins)(rst_engine *e);
     rst_status  (*list_plugins)(rst_engine *e, rst_plugin_info **out, size_t *count);
+    rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
+    rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
@@ -167,7 +174,10 @@ typedef struct rst_plugin_class {
     const char *signature;       /**< which arguments it takes, in order (see above) */
 } rst_plugin_class;
 
-/** What a plugin offers. Must stay valid while the process runs (static). */
+/** What a plugin offers. Must stay valid while the process runs (static).
+ *  Members are only ever appended: a host reads a member only when
+ *  `manifest_size` covers it (RST_PLUGIN_MANIFEST_HAS), so the manifest can
+ *  grow without another ABI version, as ::rst_host_api does. */
 typedef struct rst_plugin_manifest {
     uint32_t    abi_version;     /**< RST_PLUGIN_ABI_VERSION */
     const char *name;
@@ -176,9 +186,31 @@ typedef struct rst_plugin_manifest {
     const rst_plugin_class *classes;
     int  (*init)(rst_engine *e, void **plugin_ctx);   /**< may be NULL; non-zero = reject */
     void (*fini)(void *plugin_ctx);                   /**< may be NULL */
+    /* Members above are valid for abi_version 1; a host reads nothing past
+     * them in a manifest of abi_version 1. */
+    /** sizeof(rst_plugin_manifest) as the plugin was built:
+     *  RST_PLUGIN_MANIFEST_SIZE. 0 (a v1 source rebuilt without it) reads as
+     *  the size of this version, whose members the plugin then left zero. */
+    uint32_t    manifest_size;
+    uint32_t    reserved_flags;  /**< must be 0 */
+    void       *reserved[6];     /**< must be NULL: room for later members */
+    /* Members above are valid for abi_version 2. */
 } rst_plugin_manifest;
 
-/** The one symbol a plugin exports. */
+/** The value of rst_plugin_manifest.manifest_size. */
+#define RST_PLUGIN_MANIFEST_SIZE ((uint32_t)sizeof(rst_plugin_manifest))
+/** True when manifest `m` (of abi_version 2 or later) has member `member`. */
+#define RST_PLUGIN_MANIFEST_HAS(m, member) \
+    ((m)->abi_version >= 2 && \
+     ((m)->manifest_size == 0 ? sizeof(rst_plugin_manifest) : (size_t)(m)->manifest_size) >= \
+         offsetof(rst_plugin_manifest, member) + sizeof((m)->member))
+
+/** The one symbol a plugin exports. Called once per engine that loads the
+ *  plugin, on the loading thread, before `init`.
+ *  @param api the host's table, valid for the life of the process.
+ *  @return the plugin's manifest (static storage), or NULL to decline to
+ *          load (for example when `api` is older than the plugin needs):
+ *          the plugin is then rejected, and nothing else of it is called. */
 typedef const rst_plugin_manifest *(*rst_plugin_manifest_fn)(const rst_host_api *api);
 RST_PLUGIN_EXPORT const rst_plugin_manifest *rst_plugin_manifest_v1(const rst_host_api *api);
 
@@ -245,6 +277,10 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
 #define rst_object_class_name       rst_plugin_api__->object_class_name
 #define rst_load_plugins            rst_plugin_api__->load_plugins
 #define rst_list_plugins            rst_plugin_api__->list_plugins
+/* Check RST_HOST_API_HAS(rst_plugin_api__, engine_options_init) first:
+ * a 1.0 host's table ends before it. */
+#define rst_engine_options_init     rst_plugin_api__->engine_options_init
+#define rst_coder_fail              rst_plugin_api__->coder_fail
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

@@ -197,6 +197,9 @@ static const rst_plugin_manifest detail_manifest = {
     detail_classes,
     detail_init,
     detail_fini,
+    RST_PLUGIN_MANIFEST_SIZE,
+    0,
+    { NULL },
 };
 
 RST_PLUGIN_EXPORT const rst_plugin_manifest *rst_plugin_manifest_v1(const rst_host_api *api) {

@@ -49,7 +49,10 @@ final class ObjectBox: ObjectBehavior {
         do {
             try object.decodeRestorableState(with: c)
         } catch {
-            registry.core.log(.warning, "decodeRestorableState of '\(node.path)' (\(typeName)) threw: \(error); the restore continues")
+            // The one rule for a callback that fails (docs/ARCHITECTURE.md, "Errors").
+            let f = (error as? RestorationError)?.failure ?? RestorationFailure(.invalid, "\(error)")
+            // failCallback throws only outside a callback, and this is one.
+            try? coder.failCallback(RestorationFailure(f.status, "decodeRestorableState (\(typeName)) threw: \(f.message)"))
         }
     }
 

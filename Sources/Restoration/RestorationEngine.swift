@@ -1,6 +1,5 @@
 import Foundation
 import RestorationArchive
-import RestorationC
 import RestorationCore
 import RestorationPlugins
 
@@ -265,7 +264,7 @@ public final class RestorationEngine: @unchecked Sendable {
         if let dir = options.pluginDirectory {
             // As rst_engine_create does: plugins reach this engine only
             // through the host API table, never by linking librestoration.so.
-            engine.classProvider = PluginLoader(directory: dir, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
+            PluginLoader.attach(to: engine, directory: dir)
         }
         self.registry = Registry(core: engine)
         self.options = options

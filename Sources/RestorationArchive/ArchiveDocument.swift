@@ -18,15 +18,15 @@ public indirect enum ArchiveValue: Equatable, Sendable {
     /// The tag this value is written with.
     public var rawTag: UInt8 {
         switch self {
-        case .bool(let b): return b ? 1 : 0
-        case .int: return 2
-        case .double: return 3
-        case .string: return 4
-        case .bytes: return 5
-        case .object: return 6
-        case .intArray: return 7
-        case .stringArray: return 8
-        case .record: return 9
+        case .bool(let b): return (b ? ValueTag.boolTrue : .boolFalse).rawValue
+        case .int: return ValueTag.int.rawValue
+        case .double: return ValueTag.double.rawValue
+        case .string: return ValueTag.string.rawValue
+        case .bytes: return ValueTag.bytes.rawValue
+        case .object: return ValueTag.object.rawValue
+        case .intArray: return ValueTag.intArray.rawValue
+        case .stringArray: return ValueTag.stringArray.rawValue
+        case .record: return ValueTag.record.rawValue
         case .unknown(let t, _): return t
         }
     }
@@ -99,26 +99,26 @@ public struct ArchiveDocument: Equatable, Sendable {
         var out: [ArchiveEntry] = []
         r.forEachField(in: range) { f in
             let value: ArchiveValue
-            switch f.rawTag {
-            case 0, 1: value = .bool(r.bool(f))
-            case 2: value = .int(r.int(f))
-            case 3: value = .double(r.double(f))
-            case 4: value = .string(r.string(f))
-            case 5: value = .bytes(Array(r.bytes(f)))
-            case 6: value = .object(record: r.objectRecord(f))
-            case 7:
+            switch f.tag {
+            case .boolFalse?, .boolTrue?: value = .bool(r.bool(f))
+            case .int?: value = .int(r.int(f))
+            case .double?: value = .double(r.double(f))
+            case .string?: value = .string(r.string(f))
+            case .bytes?: value = .bytes(Array(r.bytes(f)))
+            case .object?: value = .object(record: r.objectRecord(f))
+            case .intArray?:
                 let n = r.intArrayCount(f)
                 value = .intArray([Int64](unsafeUninitializedCapacity: n) { buf, count in
                     r.intArray(f, into: buf)
                     count = n
                 })
-            case 8:
+            case .stringArray?:
                 var a: [String] = []
                 a.reserveCapacity(r.stringArrayCount(f))
                 r.forEachStringArrayElement(f) { a.append(String(decoding: $0, as: UTF8.self)) }
                 value = .stringArray(a)
-            case 9: value = .record(entries(r, r.recordFields(f)))
-            default: value = .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
+            case .record?: value = .record(entries(r, r.recordFields(f)))
+            case nil: value = .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
             }
             out.append(ArchiveEntry(key: r.keyName(f.key), value: value))
         }
@@ -255,7 +255,7 @@ public struct ArchiveDocument: Equatable, Sendable {
                     try writeEntries(sub, &w, object: i, trail: trail + [e.key])
                     try w.endRecord()
                 case .unknown(let tag, let payload):
-                    if tag < 10 || tag > 15 { throw fail("unknown value tag \(tag) is not a future tag (10...15)") }
+                    if !ValueTag.isFuture(rawTag: tag) { throw fail("unknown value tag \(tag) is not a future tag (\(ValueTag.futureRawTags))") }
                     try typed { try payload.withUnsafeBytes { u in try w.writeUnknown(k, tag: tag, payload: u) } }
                 }
             } catch {

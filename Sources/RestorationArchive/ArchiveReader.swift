@@ -208,7 +208,7 @@ public final class ArchiveReader {
     }
 
     /// One field. `payload` is the offset of the value's content after any
-    /// length prefix (for tags 4, 5, 7, 8, 9 and 10...15 the content is
+    /// length prefix (for a length-prefixed `PayloadShape` the content is
     /// exactly payload..<end; for an int or a reference, the varint; for a
     /// double, the 8 bytes; for a bool, payload == end).
     public struct Field: Equatable, Sendable {
@@ -242,27 +242,23 @@ public final class ArchiveReader {
         var key = UInt32(h &>> 4)
         let tag = h & 0x0F
         if _slowPath(key == 15) {
-            let ext = readVarintBounded(_base, &p, limit)
+            guard let ext = readVarint(_base, &p, limit) else { return nil }
             key = UInt32(truncatingIfNeeded: ext &+ 15)
         }
-        let payload: Int
-        var end: Int
-        switch tag {
-        case 0, 1:
-            payload = p
+        let payload = p
+        let end: Int
+        switch PayloadShape.of(rawTag: tag) {
+        case .none:
             end = p
-        case 2, 6:
-            payload = p
-            skipVarintBounded(_base, &p, limit)
+        case .zigzag, .recordIndex:
+            guard readVarint(_base, &p, limit) != nil else { return nil }
             end = p
-        case 3:
-            payload = p
+        case .fixed64:
             end = p &+ 8
-        default:
-            let len = readVarintBounded(_base, &p, limit)
-            if _slowPath(len > UInt64(max(0, limit &- p))) { return nil }
-            payload = p
+        case .text, .bytes, .zigzagArray, .textArray, .fields, .future:
+            guard let len = readVarint(_base, &p, limit), len <= UInt64(max(0, limit &- p)) else { return nil }
             end = p &+ Int(truncatingIfNeeded: len)
+            return Field(key: key, rawTag: tag, payload: p, end: end)
         }
         if _slowPath(end > limit) { return nil }
         return Field(key: key, rawTag: tag, payload: payload, end: end)
@@ -323,7 +319,7 @@ public final class ArchiveReader {
 
     @inlinable public func int(_ f: Field) -> Int64 {
         var p = f.payload
-        return unzigzag(readVarintBounded(_base, &p, min(f.end, _byteCount)))
+        return unzigzag(readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
     }
 
     @inlinable public func double(_ f: Field) -> Double {
@@ -346,30 +342,30 @@ public final class ArchiveReader {
 
     @inlinable public func objectRecord(_ f: Field) -> Int {
         var p = f.payload
-        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
     }
 
     @inlinable public func intArrayCount(_ f: Field) -> Int {
         var p = f.payload
-        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
     }
 
     /// Copies the elements into `buffer` (at most buffer.count of them).
     @inlinable public func intArray(_ f: Field, into buffer: UnsafeMutableBufferPointer<Int64>) {
         let limit = min(f.end, _byteCount)
         var p = f.payload
-        let count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
         let n = min(count, buffer.count)
         var i = 0
         while i < n {
-            buffer[i] = unzigzag(readVarintBounded(_base, &p, limit))
+            buffer[i] = unzigzag(readVarint(_base, &p, limit) ?? 0)
             i &+= 1
         }
     }
 
     @inlinable public func stringArrayCount(_ f: Field) -> Int {
         var p = f.payload
-        return Int(truncatingIfNeeded: readVarintBounded(_base, &p, min(f.end, _byteCount)))
+        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
     }
 
     /// Element `index` of a string array, nil if out of range. O(index): to
@@ -377,11 +373,11 @@ public final class ArchiveReader {
     @inlinable public func stringArrayElement(_ f: Field, at index: Int) -> UnsafeRawBufferPointer? {
         let limit = min(f.end, _byteCount)
         var p = f.payload
-        let count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
         guard index >= 0 && index < count else { return nil }
         var i = 0
         while true {
-            let len = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+            let len = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
             guard len >= 0 && len <= limit &- p else { return nil }
             if i == index { return UnsafeRawBufferPointer(start: _base + p, count: len) }
             p &+= len
@@ -393,9 +389,9 @@ public final class ArchiveReader {
     @inlinable public func forEachStringArrayElement(_ f: Field, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         let limit = min(f.end, _byteCount)
         var p = f.payload
-        var count = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+        var count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
         while count > 0 {
-            let len = Int(truncatingIfNeeded: readVarintBounded(_base, &p, limit))
+            let len = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
             guard len >= 0 && len <= limit &- p else { return }
             try body(UnsafeRawBufferPointer(start: _base + p, count: len))
             p &+= len

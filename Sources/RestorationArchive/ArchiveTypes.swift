@@ -49,9 +49,73 @@ public enum ArchiveFailure: Error, Equatable, CustomStringConvertible, Sendable 
 
 /// The type of a stored value: the low nibble of a field's header byte.
 /// Tags 10...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
-public enum ValueTag: UInt8, Sendable {
+public enum ValueTag: UInt8, Sendable, CaseIterable {
     case boolFalse = 0, boolTrue = 1, int = 2, double = 3, string = 4, bytes = 5,
          object = 6, intArray = 7, stringArray = 8, record = 9
+}
+
+// MARK: - The one table of tags and payload shapes
+
+/// How a field's payload is laid out after its header (docs/FORMAT.md,
+/// "Fields"). The writer, the validator, the reader and the document model
+/// all take a tag's layout from `PayloadShape.of(rawTag:)`, so a new value
+/// type (v1.1: arrays of object references) is described here once.
+public enum PayloadShape: UInt8, Sendable {
+    /// No payload: the tag is the value (false, true).
+    case none
+    /// One zigzag varint: a signed 64-bit integer.
+    case zigzag
+    /// One varint: a record index below object_count (an object reference).
+    case recordIndex
+    /// 8 bytes, little-endian: an IEEE-754 double's bit pattern.
+    case fixed64
+    /// `varint len` + len bytes of text (UTF-8 without NUL).
+    case text
+    /// `varint len` + len bytes, anything.
+    case bytes
+    /// `varint byte_len`, then within it `varint count` + count zigzag varints.
+    case zigzagArray
+    /// `varint byte_len`, then within it `varint count` + count × (`varint len` + text).
+    case textArray
+    /// `varint byte_len`, then fields of the same syntax filling it (a nested record).
+    case fields
+    /// `varint byte_len` + byte_len bytes a version-1 reader does not
+    /// interpret (tags 10...15: future types, skipped).
+    case future
+
+    /// The shape of a raw tag (0...15). The one place that maps tags to layouts.
+    @inlinable @inline(__always)
+    public static func of(rawTag: UInt8) -> PayloadShape {
+        switch rawTag {
+        case 0, 1: return .none                // ValueTag.boolFalse, .boolTrue
+        case 2: return .zigzag                 // ValueTag.int
+        case 3: return .fixed64                // ValueTag.double
+        case 4: return .text                   // ValueTag.string
+        case 5: return .bytes                  // ValueTag.bytes
+        case 6: return .recordIndex            // ValueTag.object
+        case 7: return .zigzagArray            // ValueTag.intArray
+        case 8: return .textArray              // ValueTag.stringArray
+        case 9: return .fields                 // ValueTag.record
+        default: return .future                // 10...15
+        }
+    }
+
+    /// Whether the payload starts with a `varint` byte length that bounds it.
+    @inlinable @inline(__always)
+    public var isLengthPrefixed: Bool { rawValue >= PayloadShape.text.rawValue }
+}
+
+extension ValueTag {
+    /// The layout of this tag's payload.
+    @inlinable @inline(__always)
+    public var shape: PayloadShape { PayloadShape.of(rawTag: rawValue) }
+
+    /// Raw tags a version-1 reader skips without understanding (10...15).
+    public static let futureRawTags: ClosedRange<UInt8> = 10...15
+
+    /// Whether `raw` is a tag reserved for future types.
+    @inlinable @inline(__always)
+    public static func isFuture(rawTag raw: UInt8) -> Bool { futureRawTags.contains(raw) }
 }
 
 /// What an archive says about when and by whom it was saved.

@@ -435,7 +435,7 @@ struct WriterCore {
             if sticky == nil {
                 sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
             }
-            while depth > 0 { _ = popFrame() }
+            while depth > 0 { popFrame() }
             closeLength(fLenPos)
             fTop = 0
             depth = -1
@@ -500,11 +500,11 @@ struct WriterCore {
     mutating func endRecord() throws(WriteFailure) {
         if depth < 0 { throw noObject() }
         if depth == 0 { throw WriteFailure.state("endRecord: no nested record is open in record \(recordCount - 1)") }
-        _ = popFrame()
+        popFrame()
     }
 
     /// Closes the current nested record.
-    mutating func popFrame() -> Bool {
+    mutating func popFrame() {
         closeLength(fLenPos)
         if fBig { bigSets[depth].removeAll(keepingCapacity: true) }
         fTop = fStart
@@ -514,7 +514,6 @@ struct WriterCore {
         fLenPos = s.lenPos
         fBig = s.big
         fSeen = s.seen
-        return true
     }
 
     // MARK: finish
@@ -742,8 +741,8 @@ public struct ArchiveWriter {
     /// Writes a value of a future type (tag 10...15) with an opaque payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
-        guard tag >= 10 && tag <= 15 else {
-            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (10...15)")
+        guard ValueTag.isFuture(rawTag: tag) else {
+            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (\(ValueTag.futureRawTags))")
         }
         try _writeLengthPrefixed(key, tag, payload)
     }

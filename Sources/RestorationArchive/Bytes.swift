@@ -226,42 +226,73 @@ func unzigzag(_ u: UInt64) -> Int64 {
     Int64(bitPattern: (u &>> 1) ^ (0 &- (u & 1)))
 }
 
-/// Decodes a varint of a validated archive, never reading at or past `limit`
-/// (a bad position gives a garbage value, never a fault). Advances `pos`.
+/// The one varint reader (validator and reader alike): decodes the LEB128
+/// varint at `pos`, never reading at or past `limit`, and advances `pos`.
+/// Returns nil, with `pos` unchanged, when the varint is cut off by `limit`,
+/// is longer than 10 bytes, or overflows 64 bits (see `varintProblem` for
+/// which). One to three bytes are decoded inline.
 @inlinable @inline(__always)
-func readVarintBounded(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64 {
-    if pos < limit {
-        let b = base.load(fromByteOffset: pos, as: UInt8.self)
-        if b < 0x80 {
-            pos &+= 1
-            return UInt64(b)
+func readVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
+    let p = pos
+    if p < limit {
+        let x = base.load(fromByteOffset: p, as: UInt8.self)
+        if x < 0x80 {
+            pos = p &+ 1
+            return UInt64(x)
+        }
+        if limit &- p >= 3 {
+            var r = UInt64(x & 0x7F)
+            let y = base.load(fromByteOffset: p &+ 1, as: UInt8.self)
+            r |= UInt64(y & 0x7F) &<< 7
+            if y < 0x80 {
+                pos = p &+ 2
+                return r
+            }
+            let z = base.load(fromByteOffset: p &+ 2, as: UInt8.self)
+            if z < 0x80 {
+                pos = p &+ 3
+                return r | (UInt64(z) &<< 14)
+            }
         }
     }
-    return readVarintBoundedSlow(base, &pos, limit)
+    return readVarintSlow(base, &pos, limit)
 }
 
-@inlinable
-func readVarintBoundedSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64 {
+@inlinable @inline(never)
+func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
+    var p = pos
     var result: UInt64 = 0
     var shift: UInt64 = 0
-    while pos < limit {
-        let b = base.load(fromByteOffset: pos, as: UInt8.self)
-        pos &+= 1
-        if shift < 64 { result |= UInt64(b & 0x7F) &<< shift }
-        if b < 0x80 { return result }
+    var i = 0
+    while p < limit {
+        let x = base.load(fromByteOffset: p, as: UInt8.self)
+        p &+= 1
+        if i == 9 && x > 1 { return nil }       // an 11th byte, or bits past 64
+        result |= UInt64(x & 0x7F) &<< shift
+        if x < 0x80 {
+            pos = p
+            return result
+        }
         shift &+= 7
+        i &+= 1
     }
-    return result
+    return nil                                  // cut off by limit
 }
 
-/// Skips a varint of a validated archive, never moving past `limit`.
-@inlinable @inline(__always)
-func skipVarintBounded(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) {
-    while pos < limit {
-        let b = base.load(fromByteOffset: pos, as: UInt8.self)
-        pos &+= 1
-        if b < 0x80 { return }
+/// Why `readVarint` returned nil at `pos` (for messages).
+enum VarintProblem { case cutOff, tooLong, overflow }
+
+func varintProblem(_ base: UnsafeRawPointer, at pos: Int, _ limit: Int) -> VarintProblem {
+    var p = pos
+    var i = 0
+    while p < limit {
+        let x = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
+        if i == 9 && x > 1 { return x & 0x80 != 0 ? .tooLong : .overflow }
+        if x < 0x80 { break }
+        i += 1
     }
+    return .cutOff
 }
 
 // MARK: - Hashing and comparison

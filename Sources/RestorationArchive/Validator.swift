@@ -217,52 +217,21 @@ struct Validator {
 
     // MARK: - Primitives
 
+    /// The next varint (the shared `readVarint`), or a CORRUPT failure
+    /// naming `what` and why it could not be read.
     @inline(__always)
     mutating func varint(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> UInt64 {
-        if pos < limit {
-            let x = u8(pos)
-            if x < 0x80 {
-                pos &+= 1
-                return UInt64(x)
-            }
-            // Two and three bytes inline when they are surely in bounds.
-            if limit &- pos >= 3 {
-                var r = UInt64(x & 0x7F)
-                let y = u8(pos &+ 1)
-                r |= UInt64(y & 0x7F) &<< 7
-                if y < 0x80 {
-                    pos &+= 2
-                    return r
-                }
-                let z = u8(pos &+ 2)
-                if z < 0x80 {
-                    pos &+= 3
-                    return r | (UInt64(z) &<< 14)
-                }
-            }
-        }
-        return try varintSlow(limit, what)
+        if let v = readVarint(b, &pos, limit) { return v }
+        throw varintFailure(limit, what)
     }
 
     @inline(never)
-    mutating func varintSlow(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> UInt64 {
-        let start = pos
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        var i = 0
-        while true {
-            if pos >= limit {
-                throw corrupt("\(what) is cut off by the end of \(limit == end ? "the records" : "its enclosing value")", at: start)
-            }
-            let x = u8(pos)
-            pos &+= 1
-            if i == 9 && x > 1 {
-                throw corrupt(x & 0x80 != 0 ? "\(what) is a varint longer than 10 bytes" : "\(what) overflows 64 bits", at: start)
-            }
-            result |= UInt64(x & 0x7F) &<< shift
-            if x < 0x80 { return result }
-            shift &+= 7
-            i &+= 1
+    func varintFailure(_ limit: Int, _ what: StaticString) -> ArchiveFailure {
+        switch varintProblem(b, at: pos, limit) {
+        case .cutOff:
+            return corrupt("\(what) is cut off by the end of \(limit == end ? "the records" : "its enclosing value")", at: pos)
+        case .tooLong: return corrupt("\(what) is a varint longer than 10 bytes", at: pos)
+        case .overflow: return corrupt("\(what) overflows 64 bits", at: pos)
         }
     }
 
@@ -651,22 +620,22 @@ struct Validator {
                 big = true
             }
 
-            switch tag {
-            case 0, 1:
+            switch PayloadShape.of(rawTag: tag) {
+            case .none:
                 break
-            case 2:
+            case .zigzag:
                 _ = try varint(fe, "int value")
-            case 3:
+            case .fixed64:
                 if fe &- pos < 8 { throw corrupt("double value is cut off (\(fe - pos) of 8 bytes)", at: pos) }
                 pos &+= 8
-            case 4:
+            case .text:
                 let len = try length(fe, "string length")
                 try checkText(len, "string")
                 pos &+= len
-            case 5:
+            case .bytes:
                 let len = try length(fe, "bytes length")
                 pos &+= len
-            case 6:
+            case .recordIndex:
                 let at = pos
                 let target = try varint(fe, "object reference")
                 if target >= UInt64(objectCount) {
@@ -676,7 +645,7 @@ struct Validator {
                 if refCount == refCap { growRefs() }
                 refs[refCount] = Int32(truncatingIfNeeded: target)
                 refCount &+= 1
-            case 7:
+            case .zigzagArray:
                 let len = try length(fe, "int array length")
                 let ce = pos &+ len
                 let cAt = pos
@@ -692,7 +661,7 @@ struct Validator {
                 if pos != ce {
                     throw corrupt("int array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
                 }
-            case 8:
+            case .textArray:
                 let len = try length(fe, "string array length")
                 let ce = pos &+ len
                 let cAt = pos
@@ -710,7 +679,7 @@ struct Validator {
                 if pos != ce {
                     throw corrupt("string array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
                 }
-            case 9:
+            case .fields:
                 let at = pos
                 let len = try length(fe, "nested record length")
                 if d >= ArchiveLimits.maxRecordDepth {
@@ -723,7 +692,7 @@ struct Validator {
                 fks = keyTop
                 big = false
                 seen = 0
-            default:
+            case .future:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")
                 pos &+= len

@@ -37,6 +37,12 @@ public struct KeyBytes {
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 }
 
+/// State an edge keeps with a coder (`Coder.attach`), told when each decode
+/// callback or factory returns.
+public protocol CoderAttachment: AnyObject {
+    func callbackDidEnd()
+}
+
 /// The keyed, typed values of one object (`rst_coder`). One per engine,
 /// reused: it is live only during the callback it was passed to, and every
 /// call outside one fails with `.state`.
@@ -81,7 +87,13 @@ public final class Coder {
     @usableFromInline private(set) var depth = 0
     /// Key address → key index, for the archive being written or read.
     @usableFromInline let keys = KeyCache()
-    @usableFromInline let arena = CStringArena()
+    /// An edge's state kept with this coder (the C face's C-string arena),
+    /// told when each decode callback or factory returns; `attachmentRef`
+    /// is the same object, unretained, for hot paths.
+    private var attachment: CoderAttachment?
+    public private(set) var attachmentRef: UnsafeMutableRawPointer?
+    /// What the running decode callback or factory reported (`failCallback`).
+    var callbackFailure: RestorationFailure?
 
     init(engine: Engine) {
         self.engine = engine
@@ -131,7 +143,13 @@ public final class Coder {
     func endDecoding() {
         mode = .idle
         node = nil
-        arena.reset()
+        if let a = attachment { a.callbackDidEnd() }
+    }
+
+    /// Keeps `a` with this coder for as long as the coder lives.
+    public func attach(_ a: CoderAttachment) {
+        attachment = a
+        attachmentRef = Unmanaged.passUnretained(a as AnyObject).toOpaque()
     }
 
     // MARK: where we are, for messages
@@ -163,47 +181,47 @@ public final class Coder {
     }
 
     @inlinable @inline(__always)
-    func encodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
-        guard mode == .encoding, !hasEncodeFailure else { throw encodingRefused(what) }
+    func encodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        guard mode == .encoding, !hasEncodeFailure else { throw encodingRefused() }
         if let k = cachedKey(key) { return k }
-        return try newEncodingKey(key, what)
+        return try newEncodingKey(key)
     }
 
     /// Outside an encode callback, or after an earlier encode error.
     @usableFromInline @inline(never)
-    func encodingRefused(_ what: StaticString) -> RestorationFailure {
-        guard mode == .encoding else { return stateFailure(what, encode: true) }
+    func encodingRefused() -> RestorationFailure {
+        guard mode == .encoding else { return stateFailure(encode: true) }
         let f = encodeFailure.unsafelyUnwrapped
         return RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)")
     }
 
     @usableFromInline @inline(never)
-    func newEncodingKey(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> UInt32 {
+    func newEncodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
         // A bad key fails the whole save like any other encode error.
-        do { try Validation.key(bytes, what: what, location: location) } catch { throw fail(error) }
+        do { try Validation.key(bytes, location: location) } catch { throw fail(error) }
         let k = writer.key(bytes)
         cacheKey(key, bytes, k)
         return k
     }
 
     @usableFromInline @inline(never)
-    func stateFailure(_ what: StaticString, encode: Bool) -> RestorationFailure {
+    func stateFailure(encode: Bool) -> RestorationFailure {
         RestorationFailure(.state, encode
-            ? "\(what) called outside an encode callback (the coder is only valid during the callback it was passed to)"
-            : "\(what) called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
+            ? "called outside an encode callback (the coder is only valid during the callback it was passed to)"
+            : "called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
     }
 
     @usableFromInline @inline(never)
-    func record(_ error: WriteFailure, key: KeyBytes, _ what: StaticString) -> RestorationFailure {
+    func record(_ error: WriteFailure, key: KeyBytes) -> RestorationFailure {
         let f: RestorationFailure
         switch error {
         case .duplicateKey:
-            f = RestorationFailure(.duplicate, "\(what): \(location) already has a value for key '\(key.string)' in this record")
+            f = RestorationFailure(.duplicate, "\(location) already has a value for key '\(key.string)' in this record")
         case .limit(let m):
-            f = RestorationFailure(.limit, "\(what): \(location), key '\(key.string)': \(m)")
+            f = RestorationFailure(.limit, "\(location), key '\(key.string)': \(m)")
         case .state(let m):
-            f = RestorationFailure(.state, "\(what): \(location): \(m)")
+            f = RestorationFailure(.state, "\(location): \(m)")
         }
         if encodeFailure == nil { encodeFailure = f }
         return f
@@ -217,85 +235,85 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_bool")
-        do { try writer.writeBool(k, v) } catch { throw record(error, key: key, "rst_encode_bool") }
+        let k = try encodingKey(key)
+        do { try writer.writeBool(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_int")
-        do { try writer.writeInt(k, v) } catch { throw record(error, key: key, "rst_encode_int") }
+        let k = try encodingKey(key)
+        do { try writer.writeInt(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_double")
-        do { try writer.writeDouble(k, v) } catch { throw record(error, key: key, "rst_encode_double") }
+        let k = try encodingKey(key)
+        do { try writer.writeDouble(k, v) } catch { throw record(error, key: key) }
     }
 
     /// `utf8` must be valid UTF-8 without NUL bytes.
     @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_string")
+        let k = try encodingKey(key)
         guard Validation.isText(utf8) else {
-            throw fail(RestorationFailure(.invalid, "rst_encode_string: \(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
         }
-        do { try writer.writeString(k, utf8) } catch { throw record(error, key: key, "rst_encode_string") }
+        do { try writer.writeString(k, utf8) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_bytes")
-        do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key, "rst_encode_bytes") }
+        let k = try encodingKey(key)
+        do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeObject(_ key: KeyBytes, _ ref: ObjectNode) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_object")
+        let k = try encodingKey(key)
         guard ref.engine === engine, ref.isRegistered else {
-            throw fail(RestorationFailure(.invalid, "rst_encode_object: \(location), key '\(key.string)': the referenced object belongs to another engine"))
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the referenced object belongs to another engine"))
         }
         guard ref.saveGeneration == saveGeneration else {
-            throw fail(RestorationFailure(.state, "rst_encode_object: \(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
+            throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
         }
-        do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key, "rst_encode_object") }
+        do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_int_array")
-        do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key, "rst_encode_int_array") }
+        let k = try encodingKey(key)
+        do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key) }
     }
 
     public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_string_array")
+        let k = try encodingKey(key)
         for (i, e) in elements.enumerated() where !Validation.isText(e) {
-            throw fail(RestorationFailure(.invalid, "rst_encode_string_array: \(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
         }
-        do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key, "rst_encode_string_array") }
+        do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
-        let k = try encodingKey(key, "rst_encode_begin_record")
-        do { try writer.beginRecord(k) } catch { throw record(error, key: key, "rst_encode_begin_record") }
+        let k = try encodingKey(key)
+        do { try writer.beginRecord(k) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeEndRecord() throws(RestorationFailure) {
-        guard mode == .encoding else { throw stateFailure("rst_encode_end_record", encode: true) }
+        guard mode == .encoding else { throw stateFailure(encode: true) }
         guard writer.nestingDepth > 0 else {
-            throw fail(RestorationFailure(.state, "rst_encode_end_record: \(location) has no open record to end"))
+            throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
         }
-        do { try writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0)), "rst_encode_end_record") }
+        do { try writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0))) }
     }
 
     // MARK: decode
 
     /// The field under `key` in the current record, or nil when absent.
     @inlinable @inline(__always)
-    func field(_ key: KeyBytes, _ what: StaticString) throws(RestorationFailure) -> ArchiveReader.Field? {
-        guard mode == .decoding || mode == .factory, readerRef != nil else { throw stateFailure(what, encode: false) }
+    func field(_ key: KeyBytes) throws(RestorationFailure) -> ArchiveReader.Field? {
+        guard mode == .decoding || mode == .factory, readerRef != nil else { throw stateFailure(encode: false) }
         let k = cachedKey(key) ?? newDecodingKey(key)
         if k == KeyCache.absent { return nil }
         let d = depth
@@ -315,21 +333,21 @@ public final class Coder {
     }
 
     @inlinable @inline(__always)
-    func typed(_ key: KeyBytes, _ what: StaticString, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
-        guard let f = try field(key, what) else { throw missing(key, what) }
+    func typed(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard let f = try field(key) else { throw missing(key) }
         let tag = f.tag
         if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
-        throw mismatch(key, what, tag, expected)
+        throw mismatch(key, tag, expected)
     }
 
     @usableFromInline @inline(never)
-    func mismatch(_ key: KeyBytes, _ what: StaticString, _ tag: ValueTag?, _ expected: ValueTag) -> RestorationFailure {
-        RestorationFailure(.type, "\(what): \(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+    func mismatch(_ key: KeyBytes, _ tag: ValueTag?, _ expected: ValueTag) -> RestorationFailure {
+        RestorationFailure(.type, "\(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
     }
 
     @usableFromInline @inline(never)
-    func missing(_ key: KeyBytes, _ what: StaticString) -> RestorationFailure {
-        RestorationFailure(.notFound, "\(what): \(location) has no key '\(key.string)'")
+    func missing(_ key: KeyBytes) -> RestorationFailure {
+        RestorationFailure(.notFound, "\(location) has no key '\(key.string)'")
     }
 
     /// "an int", "a string", for messages.
@@ -353,11 +371,11 @@ public final class Coder {
             guard let k = try? encodingKeyIndex(key) else { return false }
             return writer.tag(ofKey: k) != nil
         }
-        return try field(key, "rst_coder_contains") != nil
+        return try field(key) != nil
     }
 
     private func encodingKeyIndex(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
-        try Validation.key(key.bytes, what: "rst_coder_contains", location: location)
+        try Validation.key(key.bytes, location: location)
         return writer.key(key.bytes)
     }
 
@@ -368,40 +386,33 @@ public final class Coder {
             guard let t = writer.tag(ofKey: k) else { return nil }
             return .some(t)
         }
-        guard let f = try field(key, "rst_coder_value_type") else { return nil }
+        guard let f = try field(key) else { return nil }
         return .some(f.tag)
     }
 
     @inlinable @inline(__always)
     public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
-        let f = try typed(key, "rst_decode_bool", .boolFalse)
+        let f = try typed(key, .boolFalse)
         return f.tag == .boolTrue
     }
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        let f = try typed(key, "rst_decode_int", .int)
+        let f = try typed(key, .int)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
     @inlinable @inline(__always)
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
-        let f = try typed(key, "rst_decode_double", .double)
+        let f = try typed(key, .double)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }
 
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        let f = try typed(key, "rst_decode_string", .string)
+        let f = try typed(key, .string)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
-    }
-
-    /// A NUL-terminated copy, valid until the callback returns.
-    @inlinable @inline(__always)
-    public func decodeCString(_ key: KeyBytes) throws(RestorationFailure) -> (UnsafePointer<CChar>, Int) {
-        let b = try decodeStringBytes(key)
-        return (arena.copy(b), b.count)
     }
 
     public func decodeString(_ key: KeyBytes) throws(RestorationFailure) -> String {
@@ -411,7 +422,7 @@ public final class Coder {
     /// Borrowed from the archive; valid until the callback returns.
     @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        let f = try typed(key, "rst_decode_bytes", .bytes)
+        let f = try typed(key, .bytes)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
@@ -422,9 +433,9 @@ public final class Coder {
     /// The referenced object's handle (`rst_object *`), without reference counting.
     @inlinable @inline(__always)
     public func decodeObjectHandle(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeMutableRawPointer {
-        let f = try typed(key, "rst_decode_object", .object)
+        let f = try typed(key, .object)
         let target = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
-        guard let sessionRef else { throw stateFailure("rst_decode_object", encode: false) }
+        guard let sessionRef else { throw stateFailure(encode: false) }
         if let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) { return h }
         throw unresolvedReference(key, target)
     }
@@ -432,20 +443,20 @@ public final class Coder {
     @usableFromInline @inline(never)
     func unresolvedReference(_ key: KeyBytes, _ target: Int) -> RestorationFailure {
         if session?.state[target] == .pending {
-            return RestorationFailure(.state, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
+            return RestorationFailure(.state, "\(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
         }
-        return RestorationFailure(.notFound, "rst_decode_object: \(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
+        return RestorationFailure(.notFound, "\(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
     }
 
     public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
-        let f = try typed(key, "rst_decode_int_array", .intArray)
+        let f = try typed(key, .intArray)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArrayCount(f) }
     }
 
     /// Copies into `buffer` when it is large enough; returns the count either way.
     @inlinable @inline(__always)
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
-        let f = try typed(key, "rst_decode_int_array", .intArray)
+        let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
         guard let buffer, buffer.count >= n else { return (n, n == 0) }
@@ -454,7 +465,7 @@ public final class Coder {
     }
 
     public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
-        let f = try typed(key, "rst_decode_int_array", .intArray)
+        let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
         return [Int64](unsafeUninitializedCapacity: n) { buf, count in
@@ -464,19 +475,19 @@ public final class Coder {
     }
 
     public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
-        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        let f = try typed(key, .stringArray)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.stringArrayCount(f) }
     }
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.
     public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
-        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         return (index >= 0 ? r.stringArrayElement(f, at: index) : nil, r.stringArrayCount(f))
     }
 
     public func decodeStringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
-        let f = try typed(key, "rst_decode_string_array", .stringArray)
+        let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         let n = r.stringArrayCount(f)
         var out: [String] = []
@@ -487,14 +498,12 @@ public final class Coder {
         return out
     }
 
-    /// NUL-terminated copy of a string array element, valid until the callback returns.
-    public func arenaCopy(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> { arena.copy(bytes) }
 
     @inlinable @inline(__always)
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
-        let f = try typed(key, "rst_decode_begin_record", .record)
+        let f = try typed(key, .record)
         guard depth < RestorationLimits.maxRecordDepth else {
-            throw RestorationFailure(.limit, "rst_decode_begin_record: \(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
+            throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
         }
         let r = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.recordFields(f) }
         depth += 1
@@ -504,9 +513,9 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeEndRecord() throws(RestorationFailure) {
-        guard mode == .decoding || mode == .factory else { throw stateFailure("rst_decode_end_record", encode: false) }
+        guard mode == .decoding || mode == .factory else { throw stateFailure(encode: false) }
         guard depth > 0 else {
-            throw RestorationFailure(.state, "rst_decode_end_record: \(location) is at its top level (no record was begun)")
+            throw RestorationFailure(.state, "\(location) is at its top level (no record was begun)")
         }
         depth -= 1
     }
@@ -514,7 +523,7 @@ public final class Coder {
     /// The keys of the current record with their types, in archive order
     /// (tools: restorectl's stand-in objects decode everything).
     public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {
-        guard mode == .decoding || mode == .factory, let reader else { throw stateFailure("forEachField", encode: false) }
+        guard mode == .decoding || mode == .factory, let reader else { throw stateFailure(encode: false) }
         reader.forEachField(in: ranges[depth]) { f in body(reader.keyName(f.key), f) }
     }
 
@@ -523,6 +532,30 @@ public final class Coder {
 }
 
 extension Coder {
+    /// The callback this coder was passed to failed as a whole (a Swift
+    /// throw, `rst_coder_fail`, a plugin's error): the one rule of
+    /// docs/ARCHITECTURE.md, "Errors". In an encode callback the save fails
+    /// with `f`; in a decode callback the engine logs it, does not count the
+    /// object as restored and skips its `finished`; in a factory it is
+    /// logged. The first failure of a callback counts.
+    /// - Throws: `.state` outside a callback.
+    public func failCallback(_ f: RestorationFailure) throws(RestorationFailure) {
+        switch mode {
+        case .idle:
+            throw RestorationFailure(.state, "no callback is running (the coder is only valid during the callback it was passed to)")
+        case .encoding:
+            recordEncodeFailure(RestorationFailure(f.status, "\(location): \(f.message)"))
+        case .decoding, .factory:
+            if callbackFailure == nil { callbackFailure = f }
+        }
+    }
+
+    /// The failure a decode callback or factory reported, cleared.
+    func takeCallbackFailure() -> RestorationFailure? {
+        defer { callbackFailure = nil }
+        return callbackFailure
+    }
+
     /// Records a misuse detected by an edge (a NULL argument); inside an
     /// encode callback it fails the save like any other encode error.
     public func misuse(_ status: Status, _ message: String) -> RestorationFailure {

@@ -11,7 +11,7 @@ public struct FactoryRequest {
     /// nil at a root.
     public let parent: ObjectNode?
     public let identifier: String
-    /// NUL-terminated; valid during the factory call.
+    /// The identifier NUL-terminated; valid during the factory call.
     public let identifierCString: UnsafePointer<CChar>
     public let className: String?
     public let record: Int
@@ -23,11 +23,16 @@ public struct FactoryRequest {
 
     /// The record's whole path, "A/B/C".
     public var path: String { coder.reader?.path(ofRecord: record) ?? identifier }
+}
 
-    /// The path, NUL-terminated, valid during the factory call.
-    public func pathCString() -> UnsafePointer<CChar> {
-        var p = path
-        return p.withUTF8 { coder.arena.copy(UnsafeRawBufferPointer($0)) }
+extension FactoryRequest {
+    /// The object at `handle` if it is the one now registered at the
+    /// requested path, else nil; never dereferences a handle that is not a
+    /// registered object's. The engine applies the same check to every
+    /// factory's result; a factory that holds only a handle (a plugin's,
+    /// through libffi) uses this to turn it into the node.
+    public func object(at handle: UnsafeRawPointer) -> ObjectNode? {
+        engine.acceptFactoryResult(handle, parent: parent, identifier: identifier)
     }
 }
 
@@ -35,32 +40,28 @@ public struct FactoryRequest {
 /// parent and identifier; nil declines.
 public typealias Factory = (FactoryRequest) -> ObjectNode?
 
-/// A C factory (`rst_factory_fn`), which the engine calls directly:
-/// (engine, parent or NULL, identifier, coder, ctx) -> the object or NULL.
-public typealias CFactoryFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> OpaquePointer?
+/// A factory as a plain function and a context, which the engine calls
+/// without building a `FactoryRequest` (the fast kind; the C face adapts
+/// `rst_factory_fn` to it): (engine handle, parent handle or nil,
+/// identifier NUL-terminated, coder handle, context) -> the new object's
+/// handle or nil.
+public typealias FactoryFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> OpaquePointer?
 
-/// A restoration class's factory: a C host's function, or a Swift closure
-/// (the Swift API, plugins). A class, so that restore pass 1 handles it
-/// without copying its contents per record.
+/// A restoration class's factory, of either kind. A class, so that restore
+/// pass 1 handles it without copying its contents per record. The engine
+/// invokes every kind the same way: `Engine.invoke(_:for:)`.
 final class ClassFactory {
-    let host: CFactoryFunction?
-    let context: UnsafeMutableRawPointer?
-    let swift: Factory?
-    /// Names a C factory in messages ("the factory of class 'X'", "the fallback factory").
+    enum Kind {
+        case function(FactoryFunction, context: UnsafeMutableRawPointer?)
+        case closure(Factory)
+    }
+    let kind: Kind
+    /// Names it in messages: "the factory of class 'X'", "the fallback factory".
     let what: String
 
-    init(host: @escaping CFactoryFunction, context: UnsafeMutableRawPointer?, what: String) {
-        self.host = host
-        self.context = context
-        self.swift = nil
+    init(_ kind: Kind, what: String) {
+        self.kind = kind
         self.what = what
-    }
-
-    init(swift: @escaping Factory) {
-        host = nil
-        context = nil
-        self.swift = swift
-        what = ""
     }
 }
 
@@ -124,6 +125,84 @@ final class RestoreSession {
     }
 }
 
+/// What the steps of one restore share: the archive, the coder (set up to
+/// read it), the per-record state, and the class factories looked up so far
+/// (once per class name). Ends with `end()`, which resets the coder.
+final class RestoreRun {
+    let reader: ArchiveReader
+    let coder: Coder
+    let session: RestoreSession
+    /// Per name index: looked up yet, and the factory (kept alive by `factories`).
+    private let classLooked: UnsafeMutablePointer<Bool>
+    private let classFactories: UnsafeMutablePointer<Unmanaged<ClassFactory>?>
+    private var factories: [ClassFactory] = []
+    private var names: [String?] = []
+    /// Records whose decode callback reported failure.
+    var failed = Set<Int>()
+
+    init(reader: ArchiveReader, coder: Coder) {
+        self.reader = reader
+        self.coder = coder
+        session = RestoreSession(count: reader.recordCount)
+        let n = max(reader.nameCount, 1)
+        classLooked = .allocate(capacity: n)
+        classLooked.initialize(repeating: false, count: n)
+        classFactories = .allocate(capacity: n)
+        classFactories.initialize(repeating: nil, count: n)
+        coder.reader = reader
+        coder.session = session
+        coder.keys.clear()
+    }
+
+    func end() {
+        coder.reader = nil
+        coder.session = nil
+        coder.keys.clear()
+    }
+
+    deinit {
+        classLooked.deallocate()
+        classFactories.deallocate()
+        identifierBuffer.deallocate()
+    }
+
+    /// Room for one identifier and its NUL: what a factory is given.
+    private let identifierBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: ArchiveLimits.maxIdentifierBytes + 1)
+
+    /// `bytes` (an identifier of this archive: at most maxIdentifierBytes,
+    /// no NUL), NUL-terminated; valid until the next call (one factory call).
+    func identifierCString(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
+        let n = min(bytes.count, ArchiveLimits.maxIdentifierBytes)
+        if n > 0 { UnsafeMutableRawPointer(identifierBuffer).copyMemory(from: bytes.baseAddress!, byteCount: n) }
+        identifierBuffer[n] = 0
+        return UnsafePointer(identifierBuffer)
+    }
+
+    /// Name `i` of the archive as a String, made once.
+    func name(_ i: UInt32) -> String {
+        if names.isEmpty { names = [String?](repeating: nil, count: reader.nameCount) }
+        if let s = names[Int(i)] { return s }
+        let s = reader.name(i)
+        names[Int(i)] = s
+        return s
+    }
+
+    /// The factory of record r's class: a host class, else a plugin class
+    /// (asking the class provider once per name); nil without one.
+    func classFactory(ofRecord r: Int, engine: Engine) -> ClassFactory? {
+        guard let ci = reader.className(ofRecord: r) else { return nil }
+        let i = Int(ci)
+        if !classLooked[i] {
+            classLooked[i] = true
+            if let f = engine.factory(forClass: name(ci)) {
+                factories.append(f)
+                classFactories[i] = Unmanaged.passUnretained(f)
+            }
+        }
+        return classFactories[i]?.takeUnretainedValue()
+    }
+}
+
 /// One archive's restoration machinery (`rst_engine`). Every public method
 /// may be called from any thread; save, restore, register and unregister are
 /// serialized by one recursive lock, and callbacks run with it held on the
@@ -167,15 +246,6 @@ public final class Engine {
     /// The handle of the most recently registered object (nil once it
     /// leaves): a factory's result is usually this one, which spares a lookup.
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
-    /// A C class name as a String (nil: not valid UTF-8). Valid class
-    /// names are cached by address and confirmed by content.
-    public func className(fromC p: UnsafePointer<CChar>) -> String? {
-        lock.withLock {
-            if let id = classNameCache.lookup(cString: UnsafeRawPointer(p)) { return classTable[Int(id)].name }
-            return String(validatingCString: p)
-        }
-    }
-
     /// Every class name registered objects used: a NUL-terminated copy shared
     /// by its nodes, and its number (`classIDs`).
     private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
@@ -243,8 +313,8 @@ public final class Engine {
     /// Registers an object (see `rst_register_object`).
     @discardableResult
     public func register(identifier: String, parent: ObjectNode?, className: String?, behavior: ObjectBehavior?) throws(RestorationFailure) -> ObjectNode {
-        try Validation.identifier(identifier, what: "rst_register_object")
-        if let className { try Validation.className(className, what: "rst_register_object") }
+        try Validation.identifier(identifier)
+        if let className { try Validation.className(className) }
         lock.lock()
         defer { lock.unlock() }
         let classID = className.map(internClassName)
@@ -255,21 +325,24 @@ public final class Engine {
                 let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
                 let cls = classID.map { classTable[$0] }
                 let node = ObjectNode(engine: self, utf8: b, className: cls?.name, cClassName: cls.map { UnsafePointer($0.c) },
-                                      classID: classID ?? -1, container: container, depth: depth, behavior: behavior)
+                                      classID: classID ?? -1, container: container, depth: depth,
+                                      table: nil, instance: nil, behavior: behavior)
                 link(node, into: container)
                 return node
             }
         }.get()
     }
 
-    /// Registers a C host's object (`rst_register_object`): the identifier
-    /// and class name are C strings, checked here in the order the checks
-    /// of `register` run; returns the object's handle.
+    /// Registers an object called through a callback table: the identifier
+    /// and class name are NUL-terminated UTF-8 (checked here, in the order
+    /// the checks of `register` run; literals seen before are recognized by
+    /// address); returns the object's handle. The C face's
+    /// `rst_register_object`.
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
-                         callbacks: UnsafeRawPointer?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
+                         callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
         guard Validation.isText(utf8) else {
-            throw RestorationFailure(.invalid, "rst_register_object: the identifier is not valid UTF-8")
+            throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
         }
         lock.lock()
         defer { lock.unlock() }
@@ -285,30 +358,29 @@ public final class Engine {
                     classID = Int(c)
                 } else {
                     guard Validation.isText(b) else {
-                        throw RestorationFailure(.invalid, "rst_register_object: the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
+                        throw RestorationFailure(.invalid, "the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
                     }
                     newClass = b
                 }
             }
         }
-        try Validation.identifier(utf8, what: "rst_register_object")
+        try Validation.identifier(utf8)
         if let b = newClass {
             let name = String(decoding: b, as: UTF8.self)
-            try Validation.className(name, what: "rst_register_object")
+            try Validation.className(name)
             let id = internClassName(name)
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
         }
         let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
-        let host = HostCallbacks(table: callbacks, instance: instance)
         let node: ObjectNode
         if let classID {
             let (name, c) = classTable[classID]
             node = ObjectNode(engine: self, utf8: utf8, className: name, cClassName: UnsafePointer(c), classID: classID,
-                              container: container, depth: depth, host: host)
+                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         } else {
             node = ObjectNode(engine: self, utf8: utf8, className: nil, cClassName: nil, classID: -1,
-                              container: container, depth: depth, host: host)
+                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle
         link(node, into: container)
@@ -318,11 +390,11 @@ public final class Engine {
     /// Where a new object named `utf8` goes under `parent` (the identifier
     /// and class checked; the lock held): its container and depth.
     private func placement(utf8: UnsafeRawBufferPointer, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
-        guard !destroyed else { throw RestorationFailure(.state, "rst_register_object: the engine is being destroyed") }
+        guard !destroyed else { throw RestorationFailure(.state, "the engine is being destroyed") }
         let container: Unmanaged<ObjectNode>
         if let parent {
             guard parent._withUnsafeGuaranteedRef({ $0.engine === self && $0.isRegistered }) else {
-                throw RestorationFailure(.invalid, "rst_register_object: the parent of '\(String(decoding: utf8, as: UTF8.self))' is not an object of this engine (unregistered, or another engine's)")
+                throw RestorationFailure(.invalid, "the parent of '\(String(decoding: utf8, as: UTF8.self))' is not an object of this engine (unregistered, or another engine's)")
             }
             container = parent
         } else {
@@ -330,10 +402,10 @@ public final class Engine {
         }
         let depth = container._withUnsafeGuaranteedRef { $0.depth } + 1
         if depth >= RestorationLimits.maxTreeDepth {
-            throw RestorationFailure(.limit, "rst_register_object: '\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
+            throw RestorationFailure(.limit, "'\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
         }
         if let existing = container._withUnsafeGuaranteedRef({ $0.childRef(named: utf8) }) {
-            throw RestorationFailure(.duplicate, "rst_register_object: the path '\(existing.takeUnretainedValue().path)' is already registered")
+            throw RestorationFailure(.duplicate, "the path '\(existing.takeUnretainedValue().path)' is already registered")
         }
         return (container, depth)
     }
@@ -361,18 +433,13 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         if operation != nil {
-            throw RestorationFailure(.state, "rst_unregister_object: '\(node.path)' cannot be unregistered from inside a \(operation == .saving ? "save" : "restore") callback")
+            throw RestorationFailure(.state, "'\(node.path)' cannot be unregistered from inside a \(operation == .saving ? "save" : "restore") callback")
         }
         guard node.engine === self, node.isRegistered, !node.isSentinel else {
-            throw RestorationFailure(.invalid, "rst_unregister_object: the object is not registered with this engine")
+            throw RestorationFailure(.invalid, "the object is not registered with this engine")
         }
         let gone = detach(node)
-        for n in gone { Engine.released(n) }
-    }
-
-    /// The host's `release` for a node that left.
-    private static func released(_ n: ObjectNode) {
-        if let h = n.host { h.releaseFunction?(h.instance) } else { n.swiftBehavior?.released(n) }
+        for n in gone { n.call(.released, theCoder) }
     }
 
     /// Unlinks a subtree; returns it children-first. Iterative.
@@ -414,11 +481,6 @@ public final class Engine {
             cur = next
         }
         return cur
-    }
-
-    /// The roots, in registration order.
-    public var roots: [ObjectNode] {
-        lock.withLock { root.children }
     }
 
     /// Every object in archive order (depth-first pre-order, registration order).
@@ -471,41 +533,50 @@ public final class Engine {
     // MARK: classes
 
     public func registerClass(_ name: String, factory: @escaping Factory) throws(RestorationFailure) {
-        try Validation.className(name, what: "rst_register_class")
+        try Validation.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "rst_register_class: class '\(name)' is already registered")
+                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
             }
-            hostClasses[name] = ClassFactory(swift: factory)
+            hostClasses[name] = ClassFactory(.closure(factory), what: "the factory of class '\(name)'")
         }
     }
 
-    /// Registers a C host's class (`rst_register_class`).
-    public func registerClass(_ name: String, cFactory: @escaping CFactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
-        try Validation.className(name, what: "rst_register_class")
+    /// Registers a class whose factory is a plain function (the C face's
+    /// `rst_register_class`).
+    public func registerClass(_ name: String, function: @escaping FactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
+        try Validation.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "rst_register_class: class '\(name)' is already registered")
+                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
             }
-            hostClasses[name] = ClassFactory(host: cFactory, context: context, what: "the factory of class '\(name)'")
+            hostClasses[name] = ClassFactory(.function(function, context: context), what: "the factory of class '\(name)'")
         }
+    }
+
+    /// The factory of a class: the host's, else the class provider's (plugins).
+    fileprivate func factory(forClass name: String) -> ClassFactory? {
+        if let f = hostClasses[name] { return f }
+        if let pf = classProvider?.factory(forClass: name) { return ClassFactory(.closure(pf), what: "the factory of class '\(name)'") }
+        return nil
     }
 
     public func setFallbackFactory(_ factory: Factory?) {
-        lock.withLock { fallback = factory.map { ClassFactory(swift: $0) } }
+        lock.withLock { fallback = factory.map { ClassFactory(.closure($0), what: "the fallback factory") } }
     }
 
-    /// Sets (nil: clears) a C host's fallback factory (`rst_set_fallback_factory`).
-    public func setFallbackFactory(cFactory: CFactoryFunction?, context: UnsafeMutableRawPointer?) {
-        lock.withLock { fallback = cFactory.map { ClassFactory(host: $0, context: context, what: "the fallback factory") } }
+    /// Sets (nil: clears) a fallback factory that is a plain function (the
+    /// C face's `rst_set_fallback_factory`).
+    public func setFallbackFactory(function: FactoryFunction?, context: UnsafeMutableRawPointer?) {
+        lock.withLock { fallback = function.map { ClassFactory(.function($0, context: context), what: "the fallback factory") } }
     }
 
     // MARK: save
 
-    private func beginOperation(_ op: Operation, _ what: String) throws(RestorationFailure) {
-        if destroyed { throw RestorationFailure(.state, "\(what): the engine is being destroyed") }
+    private func beginOperation(_ op: Operation) throws(RestorationFailure) {
+        if destroyed { throw RestorationFailure(.state, "the engine is being destroyed") }
         if let current = operation {
-            throw RestorationFailure(.state, "\(what): not allowed while a \(current == .saving ? "save" : "restore") of this engine is running (called from one of its callbacks)")
+            throw RestorationFailure(.state, "not allowed while a \(current == .saving ? "save" : "restore") of this engine is running (called from one of its callbacks)")
         }
         operation = op
     }
@@ -530,7 +601,7 @@ public final class Engine {
     private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
-        try beginOperation(.saving, "save")
+        try beginOperation(.saving)
         defer { operation = nil }
         if let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
@@ -596,15 +667,9 @@ public final class Engine {
         let container = n.container.unsafelyUnwrapped
         let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
         coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
-        if let h = n.host {
-            if let encode = h.encodeFunction {
-                coder.beginEncoding(n)
-                encode(h.instance, OpaquePointer(coder.handle))
-                coder.endEncoding()
-            }
-        } else if let b = n.swiftBehavior {
+        if n.handles(.encode) {
             coder.beginEncoding(n)
-            b.encode(n, coder)
+            n.call(.encode, coder)
             coder.endEncoding()
         }
         if coder.hasEncodeFailure, let f = coder.encodeFailure {
@@ -613,7 +678,7 @@ public final class Engine {
         do {
             try coder.writer.endObject()
         } catch {
-            return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (rst_encode_begin_record without rst_encode_end_record)")
+            return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (a record begun and not ended)")
         }
         return nil
     }
@@ -636,7 +701,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_save_to_buffer)")
         }
         let bytes = try saveToBytes()
         try FileStore.createArchiveDirectory(for: path)
@@ -653,9 +718,9 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "rst_restore: the engine has no archive_path (use rst_restore_from_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_restore_from_buffer)")
         }
-        if operation != nil { try beginOperation(.restoring, "rst_restore") }
+        if operation != nil { try beginOperation(.restoring) }
         let bytes = try FileStore.read(path)
         if configuration.crashGuard, let owner = CrashGuard.read(path), !CrashGuard.isAlive(owner) {
             let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
@@ -672,7 +737,7 @@ public final class Engine {
     public func restore(bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
-        if operation != nil { try beginOperation(.restoring, "rst_restore_from_buffer") }
+        if operation != nil { try beginOperation(.restoring) }
         if bytes.count > RestorationLimits.maxArchiveBytes {
             throw RestorationFailure(.limit, "the buffer is \(bytes.count) bytes; the limit is \(RestorationLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
@@ -699,8 +764,18 @@ public final class Engine {
         }
     }
 
+    /// A restore, after the archive was read and validated (step 1,
+    /// `validate`, in `restore()` and `restore(bytes:)`), as named steps:
+    ///
+    ///     shouldRestore → [migrate] → materialize → decode → report → finish
+    ///
+    /// Each step is one method over one `RestoreRun`; v1.1's passes slot in
+    /// where the comments say (migrate before materialize; quarantine and
+    /// carry decide skips inside materialize; explain collects the skips
+    /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
+    /// and every object called by `ObjectNode.call`, whatever their kind.
     private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?) throws(RestorationFailure) {
-        try beginOperation(.restoring, "restore")
+        try beginOperation(.restoring)
         defer { operation = nil }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
@@ -716,159 +791,137 @@ public final class Engine {
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
-        let count = reader.recordCount
-        let session = RestoreSession(count: count)
-        let coder = theCoder
-        coder.reader = reader
-        coder.session = session
-        coder.keys.clear()
-        defer {
-            coder.reader = nil
-            coder.session = nil
-            coder.keys.clear()
-        }
-        var report = RestoreReport()
-        report.archived = UInt64(count)
+        let run = RestoreRun(reader: reader, coder: theCoder)
+        defer { run.end() }
+        // v1.1: migrate(run) — after validation, before any factory.
+        materialize(run)
+        let order = decode(run)
+        lastReport = report(run, decoded: order.count)
+        finish(run, order)
+    }
 
-        // Pass 1: materialize, parents first (archive order is pre-order).
-        let engineHandle = OpaquePointer(handle)
-        let coderHandle = OpaquePointer(coder.handle)
-        let rootNode = root
-        // Per class name (by name index): whether it was looked up, and its
-        // factory (kept alive by `factories`).
-        let nameCount = max(reader.nameCount, 1)
-        let classLooked = UnsafeMutablePointer<Bool>.allocate(capacity: nameCount)
-        classLooked.initialize(repeating: false, count: nameCount)
-        let classFactories = UnsafeMutablePointer<Unmanaged<ClassFactory>?>.allocate(capacity: nameCount)
-        classFactories.initialize(repeating: nil, count: nameCount)
-        defer {
-            classLooked.deallocate()
-            classFactories.deallocate()
-        }
-        var factories: [ClassFactory] = []
-        var names: [String?] = []
-        func name(_ i: UInt32) -> String {
-            if names.isEmpty { names = [String?](repeating: nil, count: reader.nameCount) }
-            if let s = names[Int(i)] { return s }
-            let s = reader.name(i)
-            names[Int(i)] = s
-            return s
-        }
-        let rootRef = Unmanaged.passUnretained(rootNode)
-        for r in 0..<count {
+    /// Pass 1, parents first (archive order is pre-order): each record gets
+    /// the object registered at its path, else one from its class's factory
+    /// (host classes, then plugin classes), else from the fallback; a record
+    /// nothing produces is skipped with its descendants.
+    private func materialize(_ run: RestoreRun) {
+        let reader = run.reader, session = run.session
+        let rootRef = Unmanaged.passUnretained(root)
+        for r in 0..<reader.recordCount {
             let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
                 guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
-                    session.state[r] = .skipped
+                    session.state[r] = .skipped   // v1.1 explain: PARENT_SKIPPED
                     continue
                 }
                 containerRef = pn
             } else {
                 containerRef = rootRef
             }
-            let idIndex = reader.identifier(ofRecord: r)
-            let idBytes = reader.nameBytes(idIndex)
+            let idBytes = reader.nameBytes(reader.identifier(ofRecord: r))
             if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(named: idBytes) }) {
                 session.materialize(r, existing)
                 continue
             }
+            // v1.1: a quarantined record is skipped here, before any factory.
             let container = containerRef.takeUnretainedValue()
-            let classIndex = reader.className(ofRecord: r)
-            var classFactory: Unmanaged<ClassFactory>? = nil
-            if let ci = classIndex {
-                if !classLooked[Int(ci)] {
-                    let cn = name(ci)
-                    var f = hostClasses[cn]
-                    if f == nil, let pf = classProvider?.factory(forClass: cn) { f = ClassFactory(swift: pf) }
-                    if let f {
-                        factories.append(f)
-                        classFactories[Int(ci)] = Unmanaged.passUnretained(f)
-                    }
-                    classLooked[Int(ci)] = true
-                }
-                classFactory = classFactories[Int(ci)]
+            var made: ObjectNode? = nil
+            if let factory = run.classFactory(ofRecord: r, engine: self) {
+                made = invoke(factory, for: r, in: run, container: container, identifier: idBytes)
             }
-            var made: ObjectNode?
-            // The class's factory, then the fallback.
-            for k in 0..<2 {
-                let factory: ClassFactory
-                if k == 0 {
-                    guard let classFactory else { continue }
-                    factory = classFactory.takeUnretainedValue()
-                } else {
-                    guard let fallback else { continue }
-                    factory = fallback
-                }
-                if let fn = factory.host {
-                    coder.beginDecoding(record: r, node: nil, factory: true)
-                    let result = fn(engineHandle, container.isSentinel ? nil : OpaquePointer(container.handle),
-                                    coder.arena.copy(idBytes), coderHandle, factory.context)
-                    coder.endDecoding()
-                    guard let result else { continue }
-                    if let accepted = acceptFactoryResult(UnsafeRawPointer(result), container: container, identifier: idBytes) {
-                        made = accepted
-                    } else {
-                        let path = reader.path(ofRecord: r)
-                        log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
-                    }
-                } else if let f = factory.swift {
-                    coder.beginDecoding(record: r, node: nil, factory: true)
-                    let identifier = name(idIndex)
-                    let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
-                                                 identifier: identifier, identifierCString: coder.arena.copy(idBytes),
-                                                 className: classIndex.map(name), record: r, depth: container.depth + 1,
-                                                 savedAtMs: reader.info.savedAtMs, coder: coder)
-                    let result = f(request)
-                    coder.endDecoding()
-                    guard let result else { continue }
-                    if result.engine === self, result.isRegistered, result.container === container, result.identifier == identifier {
-                        made = result
-                    } else {
-                        let which = k == 1 ? "the fallback factory" : "the factory of class '\(classIndex.map(name) ?? "")'"
-                        log(.warning, "record \(r) ('\(reader.path(ofRecord: r))'): \(which) returned an object at '\(result.isRegistered ? result.path : "(unregistered)")' instead of one registered at '\(reader.path(ofRecord: r))'; treated as declined")
-                    }
-                }
-                if made != nil { break }
+            if made == nil, let fallback {
+                made = invoke(fallback, for: r, in: run, container: container, identifier: idBytes)
             }
             if let made {
                 session.materialize(r, Unmanaged.passUnretained(made))
             } else {
-                session.state[r] = .skipped
-                let cls = classIndex.map { "class '\(name($0))'" } ?? "no class"
-                log(.info, "record \(r) ('\(reader.path(ofRecord: r))', \(cls)): no registered object, factory or fallback produced it; skipped with its descendants")
+                skip(r, run)
             }
         }
+    }
 
-        // Pass 2: decode in dependency order.
-        let order = Planner.decodeOrder(reader: reader, state: session.state)
+    /// Marks record r skipped (its descendants follow in `materialize`).
+    /// v1.1: carry keeps the record, explain records the reason.
+    private func skip(_ r: Int, _ run: RestoreRun) {
+        run.session.state[r] = .skipped
+        let cls = run.reader.className(ofRecord: r).map { "class '\(run.name($0))'" } ?? "no class"
+        log(.info, "record \(r) ('\(run.reader.path(ofRecord: r))', \(cls)): no registered object, factory or fallback produced it; skipped with its descendants")
+    }
+
+    /// The one way to invoke a factory, of either kind: the coder reads
+    /// record r during the call, and the result counts only if it is the
+    /// object now registered at the record's path (anything else is logged
+    /// and treated as declined). nil: declined.
+    private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
+                        container: ObjectNode, identifier idBytes: UnsafeRawBufferPointer) -> ObjectNode? {
+        let coder = run.coder
+        coder.beginDecoding(record: r, node: nil, factory: true)
+        defer { coder.endDecoding() }
+        let made: UnsafeRawPointer?
+        switch factory.kind {
+        case .function(let fn, let context):
+            made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
+                      run.identifierCString(idBytes), OpaquePointer(coder.handle), context).map { UnsafeRawPointer($0) }
+        case .closure(let f):
+            let reader = run.reader
+            let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
+                                         identifier: run.name(reader.identifier(ofRecord: r)),
+                                         identifierCString: run.identifierCString(idBytes),
+                                         className: reader.className(ofRecord: r).map(run.name), record: r,
+                                         depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
+            made = f(request).map { UnsafeRawPointer($0.handle) }
+        }
+        if let f = coder.takeCallbackFailure() {
+            log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
+        }
+        guard let made else { return nil }   // v1.1 explain: DECLINED
+        if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
+        let path = run.reader.path(ofRecord: r)
+        log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
+        return nil   // v1.1 explain: FACTORY_ERROR
+    }
+
+    /// Pass 2: `decode` in the order `Planner` computes. Returns that order.
+    private func decode(_ run: RestoreRun) -> [Int32] {
+        let order = Planner.decodeOrder(reader: run.reader, state: run.session.state)
+        let coder = run.coder
         for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
+            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
-                if let h = n.host {
-                    if let decode = h.decodeFunction {
-                        coder.beginDecoding(record: Int(r32), node: n, factory: false)
-                        decode(h.instance, coderHandle)
-                        coder.endDecoding()
-                    }
-                } else if let b = n.swiftBehavior {
-                    coder.beginDecoding(record: Int(r32), node: n, factory: false)
-                    b.decode(n, coder)
-                    coder.endDecoding()
-                }
+                guard n.handles(.decode) else { return }
+                coder.beginDecoding(record: Int(r32), node: n, factory: false)
+                n.call(.decode, coder)
+                coder.endDecoding()
+                if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
         }
-        report.restored = UInt64(order.count)
-        report.skipped = UInt64(count - order.count)
+        return order
+    }
+
+    /// A decode callback reported failure: logged; the object keeps what it
+    /// decoded, is not counted as restored and gets no `finished`.
+    private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
+        run.failed.insert(r)
+        log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
+    }
+
+    /// The report of this restore (`lastRestoreReport`).
+    private func report(_ run: RestoreRun, decoded: Int) -> RestoreReport {
+        var report = RestoreReport()
+        report.archived = UInt64(run.reader.recordCount)
+        report.restored = UInt64(decoded - run.failed.count)
+        report.skipped = UInt64(run.reader.recordCount) - report.restored
         report.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
         report.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
-        lastReport = report
+        return report
+    }
 
-        // Pass 3: finish.
+    /// Pass 3: `finished` in decode order, then `didFinishRestoring`.
+    private func finish(_ run: RestoreRun, _ order: [Int32]) {
         for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            u._withUnsafeGuaranteedRef { n in
-                if let h = n.host { h.finishedFunction?(h.instance) } else { n.swiftBehavior?.finished(n) }
-            }
+            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
+            if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
+            u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
         }
         didFinishRestoring?()
     }
@@ -890,22 +943,21 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "rst_discard: the engine has no archive_path")
+            throw RestorationFailure(.invalid, "the engine has no archive_path")
         }
-        if operation != nil { try beginOperation(.saving, "rst_discard") }
+        if operation != nil { try beginOperation(.saving) }
         try FileStore.discard(path)
     }
 
     /// Releases every object (children first) and shuts the class provider
-    /// down. Returns false (and does nothing) when called from a callback.
+    /// down. Returns false (and does nothing) when called from one of the
+    /// engine's save or restore callbacks.
     @discardableResult
     public func destroy() -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        if operation != nil {
-            log(.error, "rst_engine_destroy called from inside a save or restore callback; ignored")
-            return false
-        }
+        // Refused from inside a callback; the face that was asked logs it in its terms.
+        if operation != nil { return false }
         if destroyed { return true }
         var all: [ObjectNode] = []
         var c = root.firstChild
@@ -913,7 +965,7 @@ public final class Engine {
         while let cur = c { roots.append(cur); c = cur.nextSibling }
         for r in roots { all += detach(r) }
         destroyed = true
-        for n in all { Engine.released(n) }
+        for n in all { n.call(.released, theCoder) }
         classProvider?.shutdown()
         classProvider = nil
         return true
@@ -928,10 +980,9 @@ public final class Engine {
 }
 
 extension Engine {
-    /// The object a factory returned, if it is the one registered at
-    /// `identifier` under `parent` (nil: a root); compares the handle before
-    /// touching the object, so a bogus pointer is never dereferenced.
-    public func factoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
+    /// The object at `made` if it is the one registered at `identifier`
+    /// under `parent` (nil: a root), else nil (`FactoryRequest.object(at:)`).
+    func acceptFactoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
         lock.withLock {
             guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
             var id = identifier

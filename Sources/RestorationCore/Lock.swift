@@ -4,12 +4,13 @@ import Glibc
 import Musl
 #endif
 
-/// A recursive mutex: the engine's one lock. Callbacks run with it held and
-/// may call back into the engine on the same thread.
-final class RecursiveLock {
+/// A recursive mutex: the engine's one lock (callbacks run with it held and
+/// may call back into the engine on the same thread), and the plugin
+/// loader's.
+public final class RecursiveLock {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         var attr = pthread_mutexattr_t()
         pthread_mutexattr_init(&attr)
@@ -23,10 +24,10 @@ final class RecursiveLock {
         mutex.deallocate()
     }
 
-    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+    @inline(__always) public func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) public func unlock() { pthread_mutex_unlock(mutex) }
 
-    @inline(__always) func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    @inline(__always) public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         lock()
         defer { unlock() }
         return try body()

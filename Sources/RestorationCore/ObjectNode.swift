@@ -4,8 +4,8 @@ import Glibc
 import Musl
 #endif
 
-/// How the engine talks to a registered object's host: the C layer adapts
-/// `rst_object_callbacks`, the Swift API adapts `StateRestoring`.
+/// How the engine talks to a registered object's host through Swift: the
+/// Swift API adapts `StateRestoring` to it, tools (restorectl) implement it.
 public protocol ObjectBehavior {
     /// At save, in archive order.
     func encode(_ node: ObjectNode, _ coder: Coder)
@@ -15,53 +15,38 @@ public protocol ObjectBehavior {
     func finished(_ node: ObjectNode)
     /// Once, when the object leaves the engine.
     func released(_ node: ObjectNode)
-    /// The host's instance pointer (`rst_object_instance`), if any.
+    /// The host's instance pointer, if any.
     var instance: UnsafeMutableRawPointer? { get }
 }
 
-/// A C host's object: its `rst_object_callbacks` (four nullable C function
-/// pointers: encode, decode, finished, release; may be nil) and instance.
-/// Stored in the node itself, so the engine's passes call the host directly
-/// (no existential to copy per object).
-public struct HostCallbacks: ObjectBehavior {
+/// The other way to be called: four optional plain functions of an
+/// instance pointer, kept in a table the host owns (the engine keeps the
+/// table's address, so a host may share one static table between all its
+/// objects). Calling through it costs no existential and no reference
+/// counting, which is why the C face adapts `rst_object_callbacks` to it
+/// (same members, same order: it checks the layouts match).
+public struct ObjectCallbacks {
+    /// (instance, the coder's handle).
     public typealias CoderFunction = @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void
     public typealias InstanceFunction = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
-    /// The address of an `rst_object_callbacks` (the host keeps it alive).
-    public let table: UnsafeRawPointer?
-    public let instance: UnsafeMutableRawPointer?
+    public var encode: CoderFunction?
+    public var decode: CoderFunction?
+    public var finished: InstanceFunction?
+    public var release: InstanceFunction?
 
-    @inline(__always) public init(table: UnsafeRawPointer?, instance: UnsafeMutableRawPointer?) {
-        self.table = table
-        self.instance = instance
-    }
-
-    @inline(__always) var encodeFunction: CoderFunction? {
-        table?.load(fromByteOffset: 0, as: CoderFunction?.self)
-    }
-    @inline(__always) var decodeFunction: CoderFunction? {
-        table?.load(fromByteOffset: MemoryLayout<CoderFunction?>.stride, as: CoderFunction?.self)
-    }
-    @inline(__always) var finishedFunction: InstanceFunction? {
-        table?.load(fromByteOffset: 2 * MemoryLayout<CoderFunction?>.stride, as: InstanceFunction?.self)
-    }
-    @inline(__always) var releaseFunction: InstanceFunction? {
-        table?.load(fromByteOffset: 3 * MemoryLayout<CoderFunction?>.stride, as: InstanceFunction?.self)
-    }
-
-    public func encode(_ node: ObjectNode, _ coder: Coder) {
-        encodeFunction?(instance, OpaquePointer(coder.handle))
-    }
-    public func decode(_ node: ObjectNode, _ coder: Coder) {
-        decodeFunction?(instance, OpaquePointer(coder.handle))
-    }
-    public func finished(_ node: ObjectNode) {
-        finishedFunction?(instance)
-    }
-    public func released(_ node: ObjectNode) {
-        releaseFunction?(instance)
+    public init(encode: CoderFunction? = nil, decode: CoderFunction? = nil,
+                finished: InstanceFunction? = nil, release: InstanceFunction? = nil) {
+        self.encode = encode
+        self.decode = decode
+        self.finished = finished
+        self.release = release
     }
 }
+
+/// What the engine tells an object (`ObjectNode.call`).
+@usableFromInline
+enum ObjectEvent { case encode, decode, finished, released }
 
 /// A registered object (`rst_object`). Owned by its engine: the engine keeps
 /// the only strong reference, so a node lives exactly while registered.
@@ -90,8 +75,10 @@ public final class ObjectNode {
     /// Strings do (canonical equivalence), as they always have.
     let identifierIsASCII: Bool
     let isSentinel: Bool
-    /// A C host's callbacks (`host != nil`), else a Swift host's behavior.
-    let host: HostCallbacks?
+    /// A callback table's host (`table`, `tableInstance`), else a Swift
+    /// host's behavior (`swiftBehavior`); see `call(_:_:)`.
+    let table: UnsafePointer<ObjectCallbacks>?
+    let tableInstance: UnsafeMutableRawPointer?
     var containerRef: Unmanaged<ObjectNode>?
     var firstChildRef: Unmanaged<ObjectNode>?
     /// NUL-terminated copies handed to C; valid while the node lives.
@@ -105,7 +92,7 @@ public final class ObjectNode {
     var lastChildRef: Unmanaged<ObjectNode>?
     var prevSiblingRef: Unmanaged<ObjectNode>?
     public let className: String?
-    var swiftBehavior: ObjectBehavior? = nil
+    let swiftBehavior: ObjectBehavior?
     var childCount = 0
     /// Children whose identifier is not ASCII (their lookups compare Strings).
     var nonASCIIChildren = 0
@@ -118,16 +105,51 @@ public final class ObjectNode {
     /// The identifier (made from `cIdentifier`'s bytes on each use).
     public var identifier: String { String(decoding: identifierBytes, as: UTF8.self) }
 
-    /// How the engine talks to the host (a C host's callbacks as a `HostCallbacks`).
-    public var behavior: ObjectBehavior? {
-        if let host { return host }
-        return swiftBehavior
-    }
+    /// A Swift host's behavior (nil for an object called through a callback table).
+    public var behavior: ObjectBehavior? { swiftBehavior }
 
     /// The host's instance pointer (`rst_object_instance`), if any.
     public var instance: UnsafeMutableRawPointer? {
-        if let host { return host.instance }
+        if table != nil || tableInstance != nil { return tableInstance }
         return swiftBehavior?.instance
+    }
+
+    /// Whether the host has something to do at `event` (so the engine can
+    /// skip preparing the coder for an object without a decode).
+    @inline(__always)
+    func handles(_ event: ObjectEvent) -> Bool {
+        if let t = table {
+            switch event {
+            case .encode: return t.pointee.encode != nil
+            case .decode: return t.pointee.decode != nil
+            case .finished: return t.pointee.finished != nil
+            case .released: return t.pointee.release != nil
+            }
+        }
+        return swiftBehavior != nil
+    }
+
+    /// The one way the engine calls an object, whichever kind of host it
+    /// has. `coder` is the engine's, prepared by the caller for encode and
+    /// decode.
+    @inline(__always)
+    func call(_ event: ObjectEvent, _ coder: Coder) {
+        if let t = table {
+            let inst = tableInstance
+            switch event {
+            case .encode: t.pointee.encode?(inst, OpaquePointer(coder.handle))
+            case .decode: t.pointee.decode?(inst, OpaquePointer(coder.handle))
+            case .finished: t.pointee.finished?(inst)
+            case .released: t.pointee.release?(inst)
+            }
+        } else if let b = swiftBehavior {
+            switch event {
+            case .encode: b.encode(self, coder)
+            case .decode: b.decode(self, coder)
+            case .finished: b.finished(self)
+            case .released: b.released(self)
+            }
+        }
     }
 
     /// The parent's handle, nil at a root (no reference counting).
@@ -160,17 +182,11 @@ public final class ObjectNode {
         set { prevSiblingRef = newValue.map { Unmanaged.passUnretained($0) } }
     }
 
-    /// A Swift host's object; `utf8` is the identifier (validated by the caller).
-    convenience init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
-                     classID: Int, container: Unmanaged<ObjectNode>, depth: Int, behavior: ObjectBehavior?) {
-        self.init(engine: engine, utf8: utf8, className: className, cClassName: cClassName, classID: classID,
-                  container: container, depth: depth, host: nil)
-        swiftBehavior = behavior
-    }
-
-    /// A C host's object (`host`), or one whose behavior is set next.
+    /// A new node; `utf8` is the identifier (validated by the caller). The
+    /// host is a callback table (`table`, `instance`) or a `behavior`.
     init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
-         classID: Int, container: Unmanaged<ObjectNode>, depth: Int, host: HostCallbacks?) {
+         classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
+         table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: ObjectBehavior?) {
         self.classID = classID
         self.engine = engine
         self.className = className
@@ -185,7 +201,9 @@ public final class ObjectNode {
         self.cClassName = cClassName
         self.containerRef = container
         self.depth = depth
-        self.host = host
+        self.table = table
+        self.tableInstance = instance
+        self.swiftBehavior = behavior
         self.isSentinel = false
     }
 
@@ -201,7 +219,9 @@ public final class ObjectNode {
         self.classID = -1
         self.containerRef = nil
         self.depth = -1
-        self.host = nil
+        self.table = nil
+        self.tableInstance = nil
+        self.swiftBehavior = nil
         self.isSentinel = true
     }
 

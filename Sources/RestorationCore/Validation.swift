@@ -71,17 +71,17 @@ public enum Validation {
     }
 
     @inline(__always)
-    static func key(_ b: UnsafeRawBufferPointer, what: StaticString, location: @autoclosure () -> String) throws(RestorationFailure) {
+    static func key(_ b: UnsafeRawBufferPointer, location: @autoclosure () -> String) throws(RestorationFailure) {
         if b.count > 0 && b.count <= RestorationLimits.maxKeyBytes && isText(b) { return }
-        if b.count == 0 { throw RestorationFailure(.invalid, "\(what): \(location()): the key is empty") }
+        if b.count == 0 { throw RestorationFailure(.invalid, "\(location()): the key is empty") }
         if b.count > RestorationLimits.maxKeyBytes {
-            throw RestorationFailure(.invalid, "\(what): \(location()): the key is \(b.count) bytes long; keys are at most \(RestorationLimits.maxKeyBytes) bytes")
+            throw RestorationFailure(.limit, "\(location()): the key is \(b.count) bytes long; keys are at most \(RestorationLimits.maxKeyBytes) bytes (RST_MAX_KEY_BYTES)")
         }
-        throw RestorationFailure(.invalid, "\(what): \(location()): the key is not valid UTF-8")
+        throw RestorationFailure(.invalid, "\(location()): the key is not valid UTF-8")
     }
 
     /// Identifier rules: non-empty UTF-8, no '/', at most 255 bytes.
-    public static func identifier(_ id: String, what: String) throws(RestorationFailure) {
+    public static func identifier(_ id: String) throws(RestorationFailure) {
         var n = 0
         var slash = false
         var nul = false
@@ -89,22 +89,22 @@ public enum Validation {
             n &+= 1
             if b == UInt8(ascii: "/") { slash = true } else if b == 0 { nul = true }
         }
-        if n == 0 { throw RestorationFailure(.invalid, "\(what): the identifier is empty") }
+        if n == 0 { throw RestorationFailure(.invalid, "the identifier is empty") }
         if n > RestorationLimits.maxIdentifierBytes {
-            throw RestorationFailure(.invalid, "\(what): identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes")
+            throw RestorationFailure(.limit, "identifier '\(id.prefix(40))…' is \(n) bytes long; identifiers are at most \(RestorationLimits.maxIdentifierBytes) bytes (RST_MAX_IDENTIFIER_BYTES)")
         }
         if slash {
-            throw RestorationFailure(.invalid, "\(what): identifier '\(id)' contains '/', which separates path components")
+            throw RestorationFailure(.invalid, "identifier '\(id)' contains '/', which separates path components")
         }
-        if nul { throw RestorationFailure(.invalid, "\(what): identifier contains a NUL byte") }
+        if nul { throw RestorationFailure(.invalid, "identifier contains a NUL byte") }
     }
 
     /// The same rules for an identifier given as bytes (already valid UTF-8).
     @inline(__always)
-    public static func identifier(_ b: UnsafeRawBufferPointer, what: StaticString) throws(RestorationFailure) {
+    public static func identifier(_ b: UnsafeRawBufferPointer) throws(RestorationFailure) {
         let n = b.count
         if n == 0 || n > RestorationLimits.maxIdentifierBytes || hasSlashOrNUL(b) {
-            try identifier(String(decoding: b, as: UTF8.self), what: "\(what)")
+            try identifier(String(decoding: b, as: UTF8.self))
         }
     }
 
@@ -130,12 +130,12 @@ public enum Validation {
         return false
     }
 
-    public static func className(_ name: String, what: String) throws(RestorationFailure) {
+    public static func className(_ name: String) throws(RestorationFailure) {
         let n = name.utf8.count
-        if n == 0 { throw RestorationFailure(.invalid, "\(what): the class name is empty") }
+        if n == 0 { throw RestorationFailure(.invalid, "the class name is empty") }
         if n > RestorationLimits.maxClassNameBytes {
-            throw RestorationFailure(.invalid, "\(what): class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes")
+            throw RestorationFailure(.limit, "class name '\(name.prefix(40))…' is \(n) bytes long; class names are at most \(RestorationLimits.maxClassNameBytes) bytes (RST_MAX_CLASS_NAME_BYTES)")
         }
-        for b in name.utf8 where b == 0 { throw RestorationFailure(.invalid, "\(what): class name contains a NUL byte") }
+        for b in name.utf8 where b == 0 { throw RestorationFailure(.invalid, "class name contains a NUL byte") }
     }
 }

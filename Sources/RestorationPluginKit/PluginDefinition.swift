@@ -100,6 +100,7 @@ public final class PluginDefinition {
         }
         var m = rst_plugin_manifest()
         m.abi_version = UInt32(RST_PLUGIN_ABI_VERSION)
+        m.manifest_size = UInt32(MemoryLayout<rst_plugin_manifest>.size)
         m.name = UnsafePointer(strdup(name))
         m.version = UnsafePointer(strdup(version))
         m.class_count = classes.count

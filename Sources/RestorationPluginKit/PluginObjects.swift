@@ -168,13 +168,17 @@ final class ObjectBox {
 /// keeps the pointer).
 let swiftObjectCallbacks: UnsafePointer<rst_object_callbacks> = {
     var c = rst_object_callbacks()
+    // A throw is the callback failing as a whole: reported to the host with
+    // rst_coder_fail, the one rule of docs/ARCHITECTURE.md ("Errors"): an
+    // encode failure fails the save, a decode failure is logged and the
+    // object is not counted as restored.
     c.encode = { instance, coder in
         guard let box = ObjectBox.from(instance), let coder else { return }
-        try? box.object.encode(to: PluginCoder(coder))
+        do { try box.object.encode(to: PluginCoder(coder)) } catch { reportCallbackFailure(coder, "encode", error) }
     }
     c.decode = { instance, coder in
         guard let box = ObjectBox.from(instance), let coder else { return }
-        try? box.object.decode(from: PluginCoder(coder))
+        do { try box.object.decode(from: PluginCoder(coder)) } catch { reportCallbackFailure(coder, "decode", error) }
     }
     c.finished = { instance in
         ObjectBox.from(instance)?.object.finishedRestoring()
@@ -189,3 +193,16 @@ let swiftObjectCallbacks: UnsafePointer<rst_object_callbacks> = {
     p.initialize(to: c)
     return UnsafePointer(p)
 }()
+
+/// Tells the host that an encode or decode callback failed (`rst_coder_fail`).
+/// A host whose table predates it gets the message on stderr instead, so
+/// the error is never lost silently.
+func reportCallbackFailure(_ coder: OpaquePointer, _ what: String, _ error: Error) {
+    let status: rst_status = (error as? PluginError)?.status ?? RST_ERR_INVALID
+    let message = "\(what) of a \(PluginDefinition.current?.name ?? "plugin") object threw: \(error)"
+    if PluginHost.has(\rst_host_api.coder_fail), let fn = PluginHost.api.pointee.coder_fail {
+        _ = message.withCString { fn(coder, status, $0) }
+    } else {
+        fputs("restoration plugin: \(message)\n", stderr)
+    }
+}

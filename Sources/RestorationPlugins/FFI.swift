@@ -1,4 +1,5 @@
 import CFFI
+import RestorationCFace
 import RestorationCore
 #if canImport(Glibc)
 import Glibc
@@ -112,7 +113,9 @@ final class FactoryCall {
                     case .identifier:
                         slot.storeBytes(of: request.identifierCString, as: UnsafePointer<CChar>?.self)
                     case .path:
-                        slot.storeBytes(of: request.pathCString(), as: UnsafePointer<CChar>?.self)
+                        var path = request.path
+                        let cPath = path.withUTF8 { cString(UnsafeRawBufferPointer($0), for: request.coder) }
+                        slot.storeBytes(of: cPath, as: UnsafePointer<CChar>?.self)
                     case .coder:
                         slot.storeBytes(of: request.coder.handle, as: UnsafeMutableRawPointer?.self)
                     case .context:

@@ -86,6 +86,33 @@ enum PluginImage {
         return handle
     }
 
+    /// The manifest at `m`, reading only the members its version has: a
+    /// manifest of ABI version 1 ends after `fini` (a plugin built against
+    /// the 1.0 header); version 2 has `manifest_size`, and members past it
+    /// read as zero. Another version is rejected before anything else is read.
+    static func readManifest(_ m: UnsafePointer<rst_plugin_manifest>, file: DiscoveredFile) throws(PluginRejection) -> rst_plugin_manifest {
+        let raw = UnsafeRawPointer(m)
+        let abi = raw.loadUnaligned(as: UInt32.self)
+        var out = rst_plugin_manifest()
+        let v1Size = MemoryLayout<rst_plugin_manifest>.offset(of: \rst_plugin_manifest.manifest_size)!
+        let known = MemoryLayout<rst_plugin_manifest>.size
+        let size: Int
+        switch abi {
+        case 1:
+            size = v1Size
+        case 2:
+            let declared = Int(raw.loadUnaligned(fromByteOffset: v1Size, as: UInt32.self))
+            guard declared == 0 || declared >= v1Size + MemoryLayout<UInt32>.size else {
+                throw PluginRejection("the manifest of '\(file.path)' says manifest_size is \(declared) bytes, less than the members of ABI version 2")
+            }
+            size = declared == 0 ? known : min(declared, known)
+        default:
+            throw PluginRejection("'\(file.path)' was built for plugin ABI version \(abi); this host supports versions 1 and \(RST_PLUGIN_ABI_VERSION)")
+        }
+        withUnsafeMutableBytes(of: &out) { $0.baseAddress!.copyMemory(from: raw, byteCount: size) }
+        return out
+    }
+
     /// Calls `rst_plugin_manifest_v1` with the host table and checks every
     /// field. Throws for a plugin-level problem; a class-level problem
     /// marks that class only.
@@ -100,10 +127,7 @@ enum PluginImage {
         guard let m = entry(hostAPI.assumingMemoryBound(to: rst_host_api.self)) else {
             throw PluginRejection("\(RST_PLUGIN_MANIFEST_SYMBOL) of '\(file.path)' returned NULL (the plugin declined to load, for example because the host's rst_host_api table is older than it needs)")
         }
-        let manifest = m.pointee
-        guard manifest.abi_version == UInt32(RST_PLUGIN_ABI_VERSION) else {
-            throw PluginRejection("'\(file.path)' was built for plugin ABI version \(manifest.abi_version); this host supports version \(RST_PLUGIN_ABI_VERSION) only")
-        }
+        let manifest = try readManifest(m, file: file)
         let name: String, version: String
         switch (text(manifest.name), text(manifest.version)) {
         case (.success(let n), .success(let v)):
@@ -152,7 +176,7 @@ enum PluginImage {
         case .failure(let f): return "class #\(k) has \(f.describe("class_name"))"
         }
         do {
-            try Validation.className(mc.className, what: "class #\(k)")
+            try Validation.className(mc.className)
         } catch {
             return error.message
         }

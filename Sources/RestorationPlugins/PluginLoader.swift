@@ -1,4 +1,5 @@
 import CRestoration
+import RestorationCFace
 import RestorationCore
 #if canImport(Glibc)
 import Glibc
@@ -68,20 +69,18 @@ public struct PluginFileInfo: Equatable, Sendable {
 ///
 /// Threads: the engine calls `factory(forClass:)`, `loadedCount`,
 /// `rejectedCount` and `shutdown()` with its own lock held; `list()` and
-/// `loadAll()` may come from any thread. The loader's state is guarded by
-/// its own recursive lock, taken after the engine's. Plugin `init`
-/// functions run with the loader's lock held. Known limit: when `loadAll()`
-/// runs on one thread while another thread restores the same engine and
-/// reaches a class no host registered, a plugin `init` that calls back into
-/// that engine waits for the engine's lock while the restore waits for the
-/// loader's. Taking the engine's lock first in `loadAll()`/`list()` would
-/// remove it, but that lock is internal to RestorationCore.
+/// `loadAll()` may come from any thread and take the engine's lock first
+/// (`Engine.serialized`). The loader's state is guarded by its own
+/// recursive lock, always taken after the engine's, so a plugin `init`
+/// (which runs with both held) may call back into the engine.
+///
+/// Every face attaches plugins the same way: `PluginLoader.attach(to:directory:)`.
 public final class PluginLoader: ClassProvider {
     /// plugin_dir as configured.
     public let directory: String
     private let hostAPI: UnsafeRawPointer
     private weak var engine: Engine?
-    private let lock = LoaderLock()
+    private let lock = RecursiveLock()
     private let trace = Trace()
 
     private enum Phase { case idle, loading, loaded, shutDown }
@@ -134,12 +133,31 @@ public final class PluginLoader: ClassProvider {
         }
     }
 
+    /// Attaches the plugins of `directory` to `engine`: the one way every
+    /// face (the C ABI, the Swift API, restorectl) gives an engine its
+    /// plugin classes. Plugins receive the host table the loader owns
+    /// (`rst_host_api`, built from the C face's functions), so this needs
+    /// nothing of RestorationC.
     /// - Parameters:
+    ///   - engine: the engine whose classes the plugins provide (not retained).
     ///   - directory: plugin_dir (resolved to an absolute canonical path
     ///     when first scanned).
+    ///   - wrap: what the engine should ask instead of the loader itself (a
+    ///     tracing provider over it, in restorectl); nil: the loader.
+    /// - Returns: the loader, now `engine.classProvider` (or wrapped by it).
+    @discardableResult
+    public static func attach(to engine: Engine, directory: String,
+                              through wrap: ((PluginLoader) -> ClassProvider)? = nil) -> PluginLoader {
+        let loader = PluginLoader(directory: directory, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
+        engine.classProvider = wrap?(loader) ?? loader
+        return loader
+    }
+
+    /// - Parameters:
+    ///   - directory: plugin_dir.
     ///   - hostAPI: the `rst_host_api` table handed to every plugin.
     ///   - engine: the engine whose classes the plugins provide (not retained).
-    public init(directory: String, hostAPI: UnsafeRawPointer, engine: Engine) {
+    init(directory: String, hostAPI: UnsafeRawPointer, engine: Engine) {
         self.directory = directory
         self.hostAPI = hostAPI
         self.engine = engine
@@ -203,7 +221,7 @@ public final class PluginLoader: ClassProvider {
     public func loadAll() throws(RestorationFailure) {
         // The engine's lock first (as a restore holds it), then ours: a
         // plugin init that calls back into the engine cannot deadlock.
-        guard let engine else { throw RestorationFailure(.state, "rst_load_plugins: the engine is gone") }
+        guard let engine else { throw RestorationFailure(.state, "the engine is gone") }
         try engine.serialized { () throws(RestorationFailure) in try lock.withLock { () throws(RestorationFailure) in
             if phase == .idle { performLoad(because: "rst_load_plugins was called") }
             if let f = discoveryFailure { throw f }
@@ -215,7 +233,7 @@ public final class PluginLoader: ClassProvider {
     /// directory, which runs no plugin code).
     /// - Throws: `.io` when plugin_dir cannot be resolved or read.
     public func list() throws(RestorationFailure) -> [PluginFileInfo] {
-        guard let engine else { throw RestorationFailure(.state, "rst_list_plugins: the engine is gone") }
+        guard let engine else { throw RestorationFailure(.state, "the engine is gone") }
         return try engine.serialized { () throws(RestorationFailure) -> [PluginFileInfo] in try lock.withLock { () throws(RestorationFailure) -> [PluginFileInfo] in
             discoverOnce()
             if let f = discoveryFailure { throw f }
@@ -327,10 +345,11 @@ public final class PluginLoader: ClassProvider {
         engine.log(.info, "plugin '\(validated.name)' \(validated.version) loaded from '\(record.file.path)'; classes: \(usable.isEmpty ? "none" : usable.joined(separator: ", "))")
     }
 
-    /// A core factory over a prepared libffi call. The returned pointer is
-    /// compared with the object registered at the requested path *before*
-    /// anything dereferences it; anything else is an error, logged, and
-    /// treated as declined.
+    /// A core factory over a prepared libffi call. The returned handle
+    /// becomes a node only through `FactoryRequest.object(at:)`, the
+    /// engine's one check that it is the object registered at the requested
+    /// path (a bogus pointer is never dereferenced); anything else is an
+    /// error, logged with the plugin's name, and treated as declined.
     private static func makeFactory(className: String, symbol: String, file: String, call: FactoryCall,
                                     context: UnsafeMutableRawPointer?, trace: Trace) -> Factory {
         return { request in
@@ -339,12 +358,11 @@ public final class PluginLoader: ClassProvider {
                 if trace.enabled { trace("\(symbol) declined '\(request.path)' (returned NULL)") }
                 return nil
             }
-            let expected = request.engine.child(of: request.parent, named: request.identifier)
-            if let expected, UnsafeRawPointer(expected.handle) == UnsafeRawPointer(made) {
+            if let node = request.object(at: UnsafeRawPointer(made)) {
                 if trace.enabled { trace("\(symbol) created '\(request.path)'") }
-                return expected
+                return node
             }
-            let detail = expected == nil
+            let detail = request.engine.child(of: request.parent, named: request.identifier) == nil
                 ? "nothing is registered there (a factory must register its object with exactly the parent and identifier it is given)"
                 : "that is not the object registered there (a factory must return the object it registered)"
             request.engine.log(.error, "record \(request.record) ('\(request.path)'): the factory \(symbol) of plugin class '\(className)' ('\(file)') returned an object that is not at '\(request.path)': \(detail); treated as declined, so the record is skipped unless the fallback factory creates it")

@@ -45,28 +45,3 @@ func dlErrorText(_ fallback: String) -> String {
     return String(cString: p)
 }
 
-/// A pthread recursive mutex (the engine's own lock is internal to the core).
-final class LoaderLock {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE))
-        pthread_mutex_init(mutex, &attr)
-        pthread_mutexattr_destroy(&attr)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    @inline(__always)
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}

@@ -38,7 +38,7 @@ func decodeAll(_ coder: Coder, depth: Int) {
             case .boolFalse?, .boolTrue?: _ = try? coder.decodeBool(kb)
             case .int?: _ = try? coder.decodeInt(kb)
             case .double?: _ = try? coder.decodeDouble(kb)
-            case .string?: _ = try? coder.decodeString(kb); _ = try? coder.decodeCString(kb)
+            case .string?: _ = try? coder.decodeString(kb); _ = try? coder.decodeStringBytes(kb)
             case .bytes?: _ = try? coder.decodeBytes(kb)
             case .object?: _ = try? coder.decodeObjectHandle(kb)
             case .intArray?: _ = try? coder.decodeIntArray(kb)

@@ -64,14 +64,5 @@ struct CtlFailure: Error, CustomStringConvertible {
         self.init(Exit.code(for: failure.status), failure.message)
     }
 
-    /// A codec failure for `file` ("archive 'x.rst' is corrupt: ...").
-    init(_ failure: ArchiveFailure, file: String) {
-        switch failure {
-        case .corrupt(let m): self.init(Exit.corrupt, "archive \(Text.quotedPath(file)) is corrupt: \(m)")
-        case .version(let m): self.init(Exit.version, "archive \(Text.quotedPath(file)) is not supported: \(m)")
-        case .limit(let m): self.init(Exit.limit, "archive \(Text.quotedPath(file)) exceeds a limit: \(m)")
-        }
-    }
-
     var description: String { message }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import RestorationC
 import RestorationCore
 import RestorationPlugins
 
@@ -37,8 +36,7 @@ struct Plugins: ParsableCommand {
         let engine = Engine(configuration: .init(pluginDirectory: dir, crashGuard: false))
         var log: [(LogLevel, String)] = []
         engine.logHandler = { level, message in log.append((level, message)) }
-        let loader = PluginLoader(directory: dir, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
-        engine.classProvider = loader
+        let loader = PluginLoader.attach(to: engine, directory: dir)
         defer { engine.destroy() }
         let files: [PluginFileInfo]
         do {

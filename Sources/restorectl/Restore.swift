@@ -1,6 +1,5 @@
 import ArgumentParser
 import RestorationArchive
-import RestorationC
 import RestorationCore
 import RestorationPlugins
 
@@ -284,7 +283,7 @@ final class TracingProvider: ClassProvider {
         let trace = self.trace
         return { request in
             let made = f(request)
-            if let made, made.isRegistered, made.identifier == request.identifier, made.parent === request.parent {
+            if let made, request.object(at: UnsafeRawPointer(made.handle)) === made {
                 trace.outcome[request.record] = .plugin(className)
             } else {
                 trace.declined[request.record] = made == nil ? "plugin factory declined" : "plugin factory returned an object at another path"
@@ -312,9 +311,7 @@ final class HeadlessRestore {
         let trace = self.trace
         engine.logHandler = { level, message in trace.log.append((level, message)) }
         if let dir = pluginDirectory {
-            let l = PluginLoader(directory: dir, hostAPI: UnsafeRawPointer(restorationHostAPI), engine: engine)
-            loader = l
-            engine.classProvider = TracingProvider(loader: l, trace: trace)
+            loader = PluginLoader.attach(to: engine, directory: dir) { TracingProvider(loader: $0, trace: trace) }
         } else {
             loader = nil
         }

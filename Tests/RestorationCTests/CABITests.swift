@@ -20,6 +20,46 @@ final class CABITests: XCTestCase {
         try runC("app", ["restore", dir.path])
     }
 
+    /// Each public header compiles on its own as C99 with every warning an
+    /// error (-Wall -Wextra -pedantic -Werror), and as C++17; the options
+    /// initializer expands warning-free in C.
+    func testHeadersCompileAloneAsC99AndCxx17() throws {
+        let dir = CTestDir("headers")
+        let cc = CTestPaths.which("cc") ?? CTestPaths.which("gcc") ?? CTestPaths.which("clang")
+        let cxx = CTestPaths.which("c++") ?? CTestPaths.which("g++") ?? CTestPaths.which("clang++")
+        guard let cc else { throw XCTSkip("no C compiler") }
+        for header in ["restoration.h", "restoration_plugin.h"] {
+            let c = dir.path + "/alone-\(header).c"
+            try "#include <\(header)>\nint rst_header_test_dummy(void);\n".write(toFile: c, atomically: true, encoding: .utf8)
+            let r = try runProgram(cc, ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", CTestPaths.include,
+                                        "-c", c, "-o", dir.path + "/alone.o"])
+            XCTAssertTrue(r.succeeded, "\(header) as C99:\n\(r)")
+            if let cxx {
+                let cpp = dir.path + "/alone-\(header).cpp"
+                try "#include <\(header)>\nint rst_header_test_dummy();\n".write(toFile: cpp, atomically: true, encoding: .utf8)
+                let r = try runProgram(cxx, ["-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", CTestPaths.include,
+                                             "-c", cpp, "-o", dir.path + "/alone.o"])
+                XCTAssertTrue(r.succeeded, "\(header) as C++17:\n\(r)")
+            }
+        }
+        let use = dir.path + "/init.c"
+        try """
+        #define RST_PLUGIN
+        #include <restoration_plugin.h>
+        RST_PLUGIN_DEFINE_API;
+        static const rst_plugin_manifest manifest = {
+            RST_PLUGIN_ABI_VERSION, "p", "1", 0, NULL, NULL, NULL, RST_PLUGIN_MANIFEST_SIZE, 0, { 0 } };
+        int use(void);
+        int use(void) {
+            rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+            return (int)o.version + (int)RST_PLUGIN_MANIFEST_HAS(&manifest, reserved);
+        }
+        """.write(toFile: use, atomically: true, encoding: .utf8)
+        let r = try runProgram(cc, ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", CTestPaths.include,
+                                    "-c", use, "-o", dir.path + "/init.o"])
+        XCTAssertTrue(r.succeeded, "RST_ENGINE_OPTIONS_INIT and the manifest macros in C99:\n\(r)")
+    }
+
     /// Presence vs value, missing keys, wrong types, nested records, arrays,
     /// key rules, duplicate keys, coder use outside callbacks, encode_object
     /// misuse, failed encodes leaving the archive byte-identical, should_save.

@@ -176,6 +176,7 @@ enum Fixtures {
 
     /// A small plugin with two classes, CLASS1 and CLASS2 (factories
     /// signature "EPI"; the instance is "TAG:class"). Variants:
+    /// -DV1_STRUCT (a 1.0 manifest), -DSIZED=n (manifest_size),
     /// -DNO_MANIFEST, -DNULL_MANIFEST, -DABI=n, -DTAG="x", -DCLASS1="x",
     /// -DCLASS2="x", -DINIT_RESULT=n.
     static let simple = #"""
@@ -233,9 +234,24 @@ enum Fixtures {
         { CLASS1, "simple_make1", "EPI" },
         { CLASS2, "simple_make2", "EPI" },
     };
+    #if defined(V1_STRUCT)
+    /* Exactly the manifest a plugin built against the 1.0 header has: the
+     * seven v1 members and nothing after them. */
+    struct manifest_v1 {
+        uint32_t abi_version; const char *name; const char *version; size_t class_count;
+        const rst_plugin_class *classes; int (*init)(rst_engine *, void **); void (*fini)(void *);
+    };
+    static const struct manifest_v1 manifest_storage = { 1, TAG, "2.0", 2, classes, fx_init, fx_fini };
+    #define manifest (*(const rst_plugin_manifest *)(const void *)&manifest_storage)
+    #elif defined(SIZED)
+    static const rst_plugin_manifest manifest = {
+        ABI, TAG, "2.0", 2, classes, fx_init, fx_fini, SIZED, 0, { 0 }
+    };
+    #else
     static const rst_plugin_manifest manifest = {
         ABI, TAG, "2.0", 2, classes, fx_init, fx_fini
     };
+    #endif
 
     #if defined(NO_MANIFEST)
     RST_PLUGIN_EXPORT const rst_plugin_manifest *not_the_manifest(const rst_host_api *api) {

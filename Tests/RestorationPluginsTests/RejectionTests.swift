@@ -50,7 +50,7 @@ final class RejectionTests: XCTestCase {
         // No manifest symbol; NULL manifest; another ABI version; init fails.
         try compilePlugin(Fixtures.simple, to: plugins + "/c-no-manifest.so", defines: ["NO_MANIFEST", "TAG=\"nomanifest\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
         try compilePlugin(Fixtures.simple, to: plugins + "/d-null-manifest.so", defines: ["NULL_MANIFEST", "TAG=\"nullmanifest\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
-        try compilePlugin(Fixtures.simple, to: plugins + "/e-abi2.so", defines: ["ABI=2", "TAG=\"abi2\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
+        try compilePlugin(Fixtures.simple, to: plugins + "/e-abi3.so", defines: ["ABI=3", "TAG=\"abi3\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
         try compilePlugin(Fixtures.simple, to: plugins + "/f-init-fails.so", defines: ["INIT_RESULT=7", "TAG=\"initfails\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
         // Writable by group; writable by others.
         try compilePlugin(Fixtures.simple, to: plugins + "/g-group-writable.so", defines: ["TAG=\"gw\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
@@ -82,7 +82,7 @@ final class RejectionTests: XCTestCase {
 
         let list = listPlugins(e)
         let byName = Dictionary(uniqueKeysWithValues: list.map { ($0.fileName, $0) })
-        var expected = ["a-not-elf.so", "b-foreign-machine.so", "b-truncated.so", "c-no-manifest.so", "d-null-manifest.so", "e-abi2.so",
+        var expected = ["a-not-elf.so", "b-foreign-machine.so", "b-truncated.so", "c-no-manifest.so", "d-null-manifest.so", "e-abi3.so",
                         "f-init-fails.so", "g-group-writable.so", "h-world-writable.so", "j-symlink.so",
                         "k-directory.so", "m-good.so", "n-hard-link.so"]
         if canChown { expected.append("i-other-owner.so") }
@@ -100,7 +100,7 @@ final class RejectionTests: XCTestCase {
         rejected("b-foreign-machine.so", "another machine")
         rejected("c-no-manifest.so", "does not export rst_plugin_manifest_v1")
         rejected("d-null-manifest.so", "returned NULL")
-        rejected("e-abi2.so", "plugin ABI version 2")
+        rejected("e-abi3.so", "plugin ABI version 3")
         rejected("f-init-fails.so", "init returned 7")
         rejected("g-group-writable.so", "writable by group")
         rejected("h-world-writable.so", "writable by others")
@@ -109,7 +109,7 @@ final class RejectionTests: XCTestCase {
         rejected("k-directory.so", "not a regular file")
         rejected("n-hard-link.so", "same file as 'm-good.so'")
         XCTAssertEqual(byName["m-good.so"]?.state, RST_PLUGIN_LOADED)
-        XCTAssertEqual(byName["e-abi2.so"]?.name, "", "nothing of a rejected manifest is trusted")
+        XCTAssertEqual(byName["e-abi3.so"]?.name, "", "nothing of a rejected manifest is trusted")
         XCTAssertEqual(byName["f-init-fails.so"]?.name, "initfails", "the manifest was read before init failed")
         XCTAssertEqual(byName["f-init-fails.so"]?.classes.allSatisfy { !$0.usable }, true)
 

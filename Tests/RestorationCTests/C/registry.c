@@ -45,6 +45,36 @@ static void versions(void) {
     CHECK_STR(rst_status_name((rst_status)-1), "RST_ERR_UNKNOWN");
 }
 
+/* RST_ENGINE_OPTIONS_INIT is the version with every other member zero, and
+ * rst_engine_options_init() gives the same struct. */
+static void options_init(void) {
+    rst_engine_options a = RST_ENGINE_OPTIONS_INIT;
+    CHECK_EQ(a.version, RST_ENGINE_OPTIONS_VERSION);
+    CHECK(a.archive_path == NULL && a.plugin_dir == NULL && a.app_version == NULL && a.idiom == NULL);
+    CHECK(a.should_save == NULL && a.should_restore == NULL && a.did_finish_restoring == NULL);
+    CHECK(a.ctx == NULL && a.flags == 0 && a.log == NULL);
+
+    rst_engine_options b;
+    memset(&b, 0xA5, sizeof b);
+    CHECK_OK(rst_engine_options_init(&b, RST_ENGINE_OPTIONS_VERSION));
+    CHECK_EQ(b.version, RST_ENGINE_OPTIONS_VERSION);
+    CHECK(b.archive_path == NULL && b.plugin_dir == NULL && b.app_version == NULL && b.idiom == NULL);
+    CHECK(b.should_save == NULL && b.should_restore == NULL && b.did_finish_restoring == NULL);
+    CHECK(b.ctx == NULL && b.flags == 0 && b.log == NULL);
+
+    CHECK_ERR(rst_engine_options_init(NULL, RST_ENGINE_OPTIONS_VERSION), RST_ERR_INVALID, "rst_engine_options_init", "NULL");
+    rst_engine_options c;
+    memset(&c, 0x5A, sizeof c);
+    CHECK_ERR(rst_engine_options_init(&c, 0), RST_ERR_VERSION, "rst_engine_options_init", "version 0");
+    CHECK_ERR(rst_engine_options_init(&c, RST_ENGINE_OPTIONS_VERSION + 1), RST_ERR_VERSION, "version");
+    CHECK_EQ(c.version, 0x5A5A5A5Au); /* untouched on error */
+
+    /* An engine made from it works. */
+    rst_engine *e = NULL;
+    CHECK_OK(rst_engine_create(&b, &e));
+    rst_engine_destroy(e);
+}
+
 static void engine_options(const char *dir) {
     rst_engine *e = (rst_engine *)0x1;
     CHECK_ERR(rst_engine_create(NULL, &e), RST_ERR_INVALID, "rst_engine_create", "opts");
@@ -108,7 +138,7 @@ static void identifiers(void) {
     char id[RST_MAX_IDENTIFIER_BYTES + 2];
     memset(id, 'i', RST_MAX_IDENTIFIER_BYTES + 1);
     id[RST_MAX_IDENTIFIER_BYTES + 1] = '\0';
-    CHECK_ERR(rst_register_object(e, id, NULL, NULL, NULL, NULL, &o), RST_ERR_INVALID, "256");
+    CHECK_ERR(rst_register_object(e, id, NULL, NULL, NULL, NULL, &o), RST_ERR_LIMIT, "256");
     id[RST_MAX_IDENTIFIER_BYTES] = '\0';
     CHECK_OK(rst_register_object(e, id, NULL, NULL, NULL, NULL, &o)); /* exactly 255 bytes */
     CHECK_STR(rst_object_identifier(o), id);
@@ -117,7 +147,7 @@ static void identifiers(void) {
     char wide[RST_MAX_IDENTIFIER_BYTES + 2];
     for (int k = 0; k < 128; k++) { wide[2 * k] = (char)0xc3; wide[2 * k + 1] = (char)0xa9; }
     wide[256] = '\0';
-    CHECK_ERR(rst_register_object(e, wide, NULL, NULL, NULL, NULL, &o), RST_ERR_INVALID, "256");
+    CHECK_ERR(rst_register_object(e, wide, NULL, NULL, NULL, NULL, &o), RST_ERR_LIMIT, "256");
     wide[254] = 'x'; wide[255] = '\0';
     CHECK_OK(rst_register_object(e, wide, NULL, NULL, NULL, NULL, &o));
 
@@ -144,7 +174,7 @@ static void identifiers(void) {
     char cls[RST_MAX_CLASS_NAME_BYTES + 2];
     memset(cls, 'c', sizeof cls - 1);
     cls[sizeof cls - 1] = '\0';
-    CHECK_ERR(rst_register_object(e, "C3", NULL, cls, NULL, NULL, &o), RST_ERR_INVALID, "class");
+    CHECK_ERR(rst_register_object(e, "C3", NULL, cls, NULL, NULL, &o), RST_ERR_LIMIT, "class");
     CHECK(rst_find_object(e, "C1") == NULL && rst_find_object(e, "C2") == NULL && rst_find_object(e, "C3") == NULL);
     CHECK_OK(rst_register_object(e, "C4", NULL, "Some.Class", NULL, NULL, &o));
     CHECK_STR(rst_object_class_name(o), "Some.Class");
@@ -509,6 +539,7 @@ int main(int argc, char **argv) {
     check_prog = "registry";
     if (argc != 2) { fprintf(stderr, "usage: registry DIR\n"); return 2; }
     versions();
+    options_init();
     engine_options(argv[1]);
     identifiers();
     duplicates_find_accessors();

@@ -428,12 +428,17 @@ static void enc_dup_record(rst_coder *c) {
     CHECK_OK(rst_encode_int(c, "r", 1));
     CHECK_ERR(rst_encode_begin_record(c, "r"), RST_ERR_DUPLICATE, "'r'");
 }
+static void enc_callback_fails(rst_coder *c) {
+    CHECK_OK(rst_encode_int(c, "x", 1));
+    CHECK_OK(rst_coder_fail(c, RST_ERR_IO, "the model's file is gone"));
+    CHECK_OK(rst_coder_fail(c, RST_ERR_TYPE, "a second report does not replace the first"));
+}
 static void enc_empty_key(rst_coder *c) { CHECK_ERR(rst_encode_int(c, "", 1), RST_ERR_INVALID, "key", "Root/Child"); }
 static void enc_long_key(rst_coder *c) {
     char key[RST_MAX_KEY_BYTES + 2];
     memset(key, 'k', RST_MAX_KEY_BYTES + 1);
     key[RST_MAX_KEY_BYTES + 1] = '\0';
-    CHECK_ERR(rst_encode_int(c, key, 1), RST_ERR_INVALID, "256");
+    CHECK_ERR(rst_encode_int(c, key, 1), RST_ERR_LIMIT, "256");
 }
 static void enc_bad_utf8_key(rst_coder *c) { CHECK_ERR(rst_encode_int(c, "bad\xff", 1), RST_ERR_INVALID, "UTF-8"); }
 static void enc_bad_utf8_value(rst_coder *c) { CHECK_ERR(rst_encode_string(c, "s", "bad\xc3"), RST_ERR_INVALID, "UTF-8", "'s'"); }
@@ -609,7 +614,8 @@ int main(int argc, char **argv) {
     save_fails(enc_dup_in_record, RST_ERR_DUPLICATE, "flag");
     save_fails(enc_dup_record, RST_ERR_DUPLICATE, "'r'");
     save_fails(enc_empty_key, RST_ERR_INVALID, "key");
-    save_fails(enc_long_key, RST_ERR_INVALID, "key");
+    save_fails(enc_long_key, RST_ERR_LIMIT, "key");
+    save_fails(enc_callback_fails, RST_ERR_IO, "the model's file is gone");
     save_fails(enc_bad_utf8_key, RST_ERR_INVALID, "UTF-8");
     save_fails(enc_bad_utf8_value, RST_ERR_INVALID, "'s'");
     save_fails(enc_overlong_utf8, RST_ERR_INVALID, "'s'");
@@ -672,6 +678,8 @@ int main(int argc, char **argv) {
         CHECK_OK(rst_restore_from_buffer(b, buf, len));
         CHECK_ERR(rst_decode_int(kept_coder, "x", &i), RST_ERR_STATE, "rst_decode_int");
         CHECK_ERR(rst_decode_end_record(kept_coder), RST_ERR_STATE, "rst_decode_end_record");
+        CHECK_ERR(rst_coder_fail(kept_coder, RST_ERR_IO, "late"), RST_ERR_STATE, "rst_coder_fail");
+        CHECK_ERR(rst_coder_fail(NULL, RST_ERR_IO, "late"), RST_ERR_INVALID, "rst_coder_fail");
         CHECK(!rst_coder_contains(kept_coder, "x"));
         CHECK_EQ(i, 5);
         /* and a later save still works (the failure did not stick) */

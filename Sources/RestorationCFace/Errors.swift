@@ -27,14 +27,25 @@ func lastErrorPointer() -> UnsafePointer<CChar>? {
 func cStatus(_ s: Status) -> rst_status { rst_status(rawValue: s.rawValue) }
 
 /// Records a failure as this thread's last error and returns its status.
-@inline(never) @usableFromInline
-func fail(_ f: RestorationFailure) -> rst_status {
+@inline(never)
+public func fail(_ f: RestorationFailure) -> rst_status {
     setLastError(f.message)
     return cStatus(f.status)
 }
 
-@inline(never) @usableFromInline
-func fail(_ status: Status, _ message: String) -> rst_status {
+/// Records a failure of the core as this thread's last error, naming the C
+/// function that reported it ("rst_decode_int: record 3 ('A/B') has no key
+/// 'x'"): the core's messages name no C function, so a Swift user never
+/// reads one; the C face adds them where it reports to C.
+@inline(never)
+public func fail(_ f: RestorationFailure, in function: StaticString) -> rst_status {
+    let name = "\(function)"
+    setLastError(f.message.hasPrefix(name + ":") ? f.message : name + ": " + f.message)
+    return cStatus(f.status)
+}
+
+@inline(never)
+public func fail(_ status: Status, _ message: String) -> rst_status {
     setLastError(message)
     return cStatus(status)
 }
@@ -52,7 +63,7 @@ func keyBytes(_ key: UnsafePointer<CChar>) -> KeyBytes {
 
 // Handles are the core objects' addresses (Unmanaged, unretained except the
 // engine, which rst_engine_create retains and rst_engine_destroy releases).
-@inline(__always) func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
+@inline(__always) public func engine(_ p: OpaquePointer) -> Engine { Engine.from(handle: UnsafeRawPointer(p)) }
 @inline(__always) func node(_ p: OpaquePointer) -> ObjectNode { ObjectNode.from(handle: UnsafeRawPointer(p)) }
 /// The node behind a handle, without retain/release (accessors called per
 /// object from callbacks: the node's reference count stays untouched).
@@ -63,3 +74,23 @@ func keyBytes(_ key: UnsafePointer<CChar>) -> KeyBytes {
 @inline(__always) func handle(_ e: Engine) -> OpaquePointer { OpaquePointer(e.handle) }
 @inline(__always) func handle(_ n: ObjectNode) -> OpaquePointer { OpaquePointer(n.handle) }
 @inline(__always) func handle(_ c: Coder) -> OpaquePointer { OpaquePointer(c.handle) }
+
+/// `rst_object_callbacks` as the core's `ObjectCallbacks`: the same four
+/// optional function pointers in the same order (checked by
+/// `callbackLayoutsMatch`, asserted in debug builds and by a test).
+@inline(__always)
+func objectCallbacks(_ p: UnsafePointer<rst_object_callbacks>) -> UnsafePointer<ObjectCallbacks> {
+    assert(callbackLayoutsMatch, "rst_object_callbacks and ObjectCallbacks differ")
+    return UnsafeRawPointer(p).assumingMemoryBound(to: ObjectCallbacks.self)
+}
+
+/// Whether `rst_object_callbacks` and `ObjectCallbacks` have one layout.
+public let callbackLayoutsMatch: Bool = {
+    typealias C = rst_object_callbacks
+    typealias S = ObjectCallbacks
+    return MemoryLayout<C>.size == MemoryLayout<S>.size && MemoryLayout<C>.alignment == MemoryLayout<S>.alignment
+        && MemoryLayout<C>.offset(of: \C.encode) == MemoryLayout<S>.offset(of: \S.encode)
+        && MemoryLayout<C>.offset(of: \C.decode) == MemoryLayout<S>.offset(of: \S.decode)
+        && MemoryLayout<C>.offset(of: \C.finished) == MemoryLayout<S>.offset(of: \S.finished)
+        && MemoryLayout<C>.offset(of: \C.release) == MemoryLayout<S>.offset(of: \S.release)
+}()

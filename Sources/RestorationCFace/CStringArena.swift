@@ -1,7 +1,9 @@
+import RestorationCore
+
 /// Bump allocator for the NUL-terminated copies that decode hands out as
-/// `const char *`; reset when the callback that received them returns.
-@usableFromInline
-final class CStringArena {
+/// `const char *`; reset when the callback that received them returns. One
+/// per coder, kept as the coder's attachment (`arena(of:)`).
+final class CStringArena: CoderAttachment {
     /// A chunk: its size, then the previous chunk (a list, newest first).
     private struct Header {
         var size: Int
@@ -51,6 +53,9 @@ final class CStringArena {
         return base + CStringArena.headerSize
     }
 
+    /// The callback that received the copies returned.
+    func callbackDidEnd() { reset() }
+
     /// Invalidates every pointer handed out; keeps the first chunk.
     @inline(__always)
     func reset() {
@@ -69,4 +74,23 @@ final class CStringArena {
         chunk = c
         limit = c + c.load(as: Header.self).size
     }
+}
+
+/// Calls `body` with the C-string arena of `coder` (made and attached on
+/// first use), without reference counting.
+@inline(__always)
+func withArena<T>(_ coder: Coder, _ body: (CStringArena) -> T) -> T {
+    if let ref = coder.attachmentRef {
+        return Unmanaged<CStringArena>.fromOpaque(ref)._withUnsafeGuaranteedRef(body)
+    }
+    let arena = CStringArena()
+    coder.attach(arena)
+    return body(arena)
+}
+
+/// A NUL-terminated copy of `bytes`, valid until the current callback of
+/// `coder` returns.
+@inline(__always)
+public func cString(_ bytes: UnsafeRawBufferPointer, for coder: Coder) -> UnsafePointer<CChar> {
+    withArena(coder) { $0.copy(bytes) }
 }

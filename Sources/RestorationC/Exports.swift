@@ -1,0 +1,275 @@
+import CRestoration
+import RestorationCFace
+import RestorationPlugins
+
+// The exported C ABI: every function of Include/restoration.h under its
+// rst_* name, for librestoration.so. Each one forwards to the C face
+// (RestorationCFace: `CFace.<name>`; the plugin functions and
+// engine_create are the loader's, RestorationPlugins), which the host table
+// given to plugins holds too. `@c @implementation` makes the compiler check
+// every signature against the header. Nothing else lives here.
+
+// MARK: Versions, errors, memory
+
+@c @implementation
+public func rst_version() -> UnsafePointer<CChar>! {
+    CFace.version()
+}
+
+@c @implementation
+public func rst_status_name(_ s: rst_status) -> UnsafePointer<CChar>! {
+    CFace.status_name(s)
+}
+
+@c @implementation
+public func rst_last_error() -> UnsafePointer<CChar>! {
+    CFace.last_error()
+}
+
+@c @implementation
+public func rst_free(_ p: UnsafeMutableRawPointer!) {
+    CFace.mem_free(p)
+}
+
+// MARK: Engine
+
+@c @implementation
+public func rst_engine_options_init(_ opts: UnsafeMutablePointer<rst_engine_options>!, _ version: UInt32) -> rst_status {
+    CFace.engine_options_init(opts, version)
+}
+
+@c @implementation
+public func rst_engine_create(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.engine_create(opts, out)
+}
+
+@c @implementation
+public func rst_engine_destroy(_ e: OpaquePointer!) {
+    CFace.engine_destroy(e)
+}
+
+// MARK: Objects
+
+@c @implementation
+public func rst_register_object(_ e: OpaquePointer!, _ identifier: UnsafePointer<CChar>!, _ parent: OpaquePointer!,
+                                _ class_name: UnsafePointer<CChar>!, _ callbacks: UnsafePointer<rst_object_callbacks>!,
+                                _ instance: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.register_object(e, identifier, parent, class_name, callbacks, instance, out)
+}
+
+@c @implementation
+public func rst_unregister_object(_ e: OpaquePointer!, _ o: OpaquePointer!) -> rst_status {
+    CFace.unregister_object(e, o)
+}
+
+@c @implementation
+public func rst_find_object(_ e: OpaquePointer!, _ path: UnsafePointer<CChar>!) -> OpaquePointer! {
+    CFace.find_object(e, path)
+}
+
+@c @implementation
+public func rst_object_instance(_ o: OpaquePointer!) -> UnsafeMutableRawPointer! {
+    CFace.object_instance(o)
+}
+
+@c @implementation
+public func rst_object_identifier(_ o: OpaquePointer!) -> UnsafePointer<CChar>! {
+    CFace.object_identifier(o)
+}
+
+@c @implementation
+public func rst_object_parent(_ o: OpaquePointer!) -> OpaquePointer! {
+    CFace.object_parent(o)
+}
+
+@c @implementation
+public func rst_object_path(_ o: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>!) -> rst_status {
+    CFace.object_path(o, out)
+}
+
+@c @implementation
+public func rst_object_class_name(_ o: OpaquePointer!) -> UnsafePointer<CChar>! {
+    CFace.object_class_name(o)
+}
+
+// MARK: Classes
+
+@c @implementation
+public func rst_register_class(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ factory: rst_factory_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.register_class(e, class_name, factory, ctx)
+}
+
+@c @implementation
+public func rst_set_fallback_factory(_ e: OpaquePointer!, _ factory: rst_factory_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.set_fallback_factory(e, factory, ctx)
+}
+
+// MARK: Save and restore
+
+@c @implementation
+public func rst_save(_ e: OpaquePointer!) -> rst_status {
+    CFace.save(e)
+}
+
+@c @implementation
+public func rst_restore(_ e: OpaquePointer!) -> rst_status {
+    CFace.restore(e)
+}
+
+@c @implementation
+public func rst_save_to_buffer(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.save_to_buffer(e, out, len)
+}
+
+@c @implementation
+public func rst_restore_from_buffer(_ e: OpaquePointer!, _ data: UnsafeRawPointer!, _ len: Int) -> rst_status {
+    CFace.restore_from_buffer(e, data, len)
+}
+
+@c @implementation
+public func rst_discard(_ e: OpaquePointer!) -> rst_status {
+    CFace.discard(e)
+}
+
+@c @implementation
+public func rst_read_archive_info(_ path: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_archive_info>?>!) -> rst_status {
+    CFace.read_archive_info(path, out)
+}
+
+@c @implementation
+public func rst_last_restore_report(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<rst_restore_report>!) -> rst_status {
+    CFace.last_restore_report(e, out)
+}
+
+// MARK: Coder: encode
+
+@c @implementation
+public func rst_encode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Bool) -> rst_status {
+    CFace.encode_bool(c, key, v)
+}
+
+@c @implementation
+public func rst_encode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Int64) -> rst_status {
+    CFace.encode_int(c, key, v)
+}
+
+@c @implementation
+public func rst_encode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Double) -> rst_status {
+    CFace.encode_double(c, key, v)
+}
+
+@c @implementation
+public func rst_encode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ utf8: UnsafePointer<CChar>!) -> rst_status {
+    CFace.encode_string(c, key, utf8)
+}
+
+@c @implementation
+public func rst_encode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ p: UnsafeRawPointer!, _ n: Int) -> rst_status {
+    CFace.encode_bytes(c, key, p, n)
+}
+
+@c @implementation
+public func rst_encode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ ref: OpaquePointer!) -> rst_status {
+    CFace.encode_object(c, key, ref)
+}
+
+@c @implementation
+public func rst_encode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<Int64>!, _ n: Int) -> rst_status {
+    CFace.encode_int_array(c, key, v, n)
+}
+
+@c @implementation
+public func rst_encode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<UnsafePointer<CChar>?>!, _ n: Int) -> rst_status {
+    CFace.encode_string_array(c, key, v, n)
+}
+
+@c @implementation
+public func rst_encode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
+    CFace.encode_begin_record(c, key)
+}
+
+@c @implementation
+public func rst_encode_end_record(_ c: OpaquePointer!) -> rst_status {
+    CFace.encode_end_record(c)
+}
+
+// MARK: Coder: decode
+
+@c @implementation
+public func rst_coder_contains(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> Bool {
+    CFace.coder_contains(c, key)
+}
+
+@c @implementation
+public func rst_coder_value_type(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_value_type {
+    CFace.coder_value_type(c, key)
+}
+
+@c @implementation
+public func rst_decode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Bool>!) -> rst_status {
+    CFace.decode_bool(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Int64>!) -> rst_status {
+    CFace.decode_int(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Double>!) -> rst_status {
+    CFace.decode_double(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_string(c, key, out, len)
+}
+
+@c @implementation
+public func rst_decode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_bytes(c, key, out, len)
+}
+
+@c @implementation
+public func rst_decode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.decode_object(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<Int64>!, _ cap: Int, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_int_array(c, key, buf, cap, count)
+}
+
+@c @implementation
+public func rst_decode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ index: Int,
+                                    _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!,
+                                    _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_string_array(c, key, index, out, len, count)
+}
+
+@c @implementation
+public func rst_decode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
+    CFace.decode_begin_record(c, key)
+}
+
+@c @implementation
+public func rst_decode_end_record(_ c: OpaquePointer!) -> rst_status {
+    CFace.decode_end_record(c)
+}
+
+@c @implementation
+public func rst_coder_fail(_ c: OpaquePointer!, _ status: rst_status, _ message: UnsafePointer<CChar>!) -> rst_status {
+    CFace.coder_fail(c, status, message)
+}
+
+// MARK: Plugins
+
+@c @implementation
+public func rst_load_plugins(_ e: OpaquePointer!) -> rst_status {
+    CFace.load_plugins(e)
+}
+
+@c @implementation
+public func rst_list_plugins(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_plugin_info>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.list_plugins(e, out, count)
+}

@@ -1,0 +1,364 @@
+import CRestoration
+import RestorationArchive
+import RestorationCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The coder half of Include/restoration.h: hot paths, kept to a NULL check,
+// a handle conversion and one core call each. No closures and no reference
+// counting per call: the engine keeps its coder alive during callbacks, and
+// keys are passed unmeasured (the core's key cache confirms a literal it has
+// seen without strlen).
+
+/// The coder behind a handle, without retain/release.
+@inline(__always)
+func withCoder<T>(_ c: OpaquePointer, _ body: (Coder) -> T) -> T {
+    Unmanaged<Coder>.fromOpaque(UnsafeRawPointer(c))._withUnsafeGuaranteedRef(body)
+}
+
+/// A NULL coder or key in an encode call (a NULL key inside an encode
+/// callback also fails the save).
+@inline(never)
+func encodeNull(_ c: OpaquePointer?, _ what: StaticString) -> rst_status {
+    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
+    return withCoder(c) { coder in failEncode(coder, .invalid, "\(what): \(coder.location): key is NULL") }
+}
+
+/// A NULL coder or key in a decode call.
+@inline(never)
+func decodeNull(_ c: OpaquePointer?, _ what: StaticString) -> rst_status {
+    guard let c else { return fail(.invalid, "\(what): coder is NULL") }
+    return withCoder(c) { coder in fail(.invalid, "\(what): \(coder.location): key is NULL") }
+}
+
+/// A misuse inside an encode callback also fails the save.
+@inline(never)
+func failEncode(_ coder: Coder, _ status: Status, _ message: String) -> rst_status {
+    coder.recordEncodeFailure(RestorationFailure(status, message))
+    return fail(status, message)
+}
+
+/// A misuse found by an encode function itself (a NULL value): recorded as
+/// the save's failure, and as the last error.
+@inline(never)
+func misuse(_ c: OpaquePointer, _ message: (Coder, KeyBytes) -> String, _ key: UnsafePointer<CChar>) -> rst_status {
+    withCoder(c) { coder in
+        let f = coder.misuse(.invalid, message(coder, KeyBytes(cString: key)))
+        return fail(f)
+    }
+}
+
+// MARK: encode
+
+extension CFace {
+    public static func encode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Bool) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_bool") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_bool") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Int64) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_int") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_int") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Double) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_double") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_double") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ utf8: UnsafePointer<CChar>!) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_string") }
+        guard let utf8 else {
+            return misuse(c, { coder, k in "rst_encode_string: \(coder.location), key '\(k.string)': the value is NULL" }, key)
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                try coder.encodeString(KeyBytes(cString: key), UnsafeRawBufferPointer(start: utf8, count: strlen(utf8)))
+                return RST_OK
+            } catch { return fail(error, in: "rst_encode_string") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ p: UnsafeRawPointer!, _ n: Int) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_bytes") }
+        guard p != nil || n == 0 else {
+            return misuse(c, { coder, k in "rst_encode_bytes: \(coder.location), key '\(k.string)': p is NULL but n is \(n)" }, key)
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), UnsafeRawBufferPointer(start: p, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_bytes") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ ref: OpaquePointer!) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_object") }
+        guard let ref else {
+            return misuse(c, { coder, k in "rst_encode_object: \(coder.location), key '\(k.string)': the referenced object is NULL" }, key)
+        }
+        return withCoder(c) { coder in
+            Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(ref))._withUnsafeGuaranteedRef { target in
+                do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error, in: "rst_encode_object") }
+            }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<Int64>!, _ n: Int) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_int_array") }
+        guard v != nil || n == 0 else {
+            return misuse(c, { coder, k in "rst_encode_int_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), UnsafeBufferPointer(start: v, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_int_array") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<UnsafePointer<CChar>?>!, _ n: Int) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_string_array") }
+        guard v != nil || n == 0 else {
+            return misuse(c, { coder, k in "rst_encode_string_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
+        }
+        var elements: [UnsafeRawBufferPointer] = []
+        elements.reserveCapacity(n)
+        for i in 0..<n {
+            guard let s = v[i] else {
+                return misuse(c, { coder, k in "rst_encode_string_array: \(coder.location), key '\(k.string)': element \(i) is NULL" }, key)
+            }
+            elements.append(UnsafeRawBufferPointer(start: s, count: strlen(s)))
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeStringArray(KeyBytes(cString: key), elements); return RST_OK } catch { return fail(error, in: "rst_encode_string_array") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_begin_record") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_encode_begin_record") }
+        }
+    }
+}
+
+extension CFace {
+    public static func encode_end_record(_ c: OpaquePointer!) -> rst_status {
+        guard let c else { return fail(.invalid, "rst_encode_end_record: coder is NULL") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_encode_end_record") }
+        }
+    }
+}
+
+// MARK: decode
+
+extension CFace {
+    public static func coder_contains(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> Bool {
+        guard let c else { _ = fail(.invalid, "rst_coder_contains: coder is NULL"); return false }
+        guard let key else { _ = fail(.invalid, "rst_coder_contains: key is NULL"); return false }
+        do throws(RestorationFailure) {
+            return try coder(c).contains(keyBytes(key))
+        } catch {
+            _ = fail(error, in: "rst_coder_contains")
+            return false
+        }
+    }
+}
+
+extension CFace {
+    public static func coder_value_type(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_value_type {
+        guard let c else { _ = fail(.invalid, "rst_coder_value_type: coder is NULL"); return RST_TYPE_NONE }
+        guard let key else { _ = fail(.invalid, "rst_coder_value_type: key is NULL"); return RST_TYPE_NONE }
+        do throws(RestorationFailure) {
+            guard let t = try coder(c).valueType(keyBytes(key)) else { return RST_TYPE_NONE }
+            switch t {
+            case .boolFalse?, .boolTrue?: return RST_TYPE_BOOL
+            case .int?: return RST_TYPE_INT
+            case .double?: return RST_TYPE_DOUBLE
+            case .string?: return RST_TYPE_STRING
+            case .bytes?: return RST_TYPE_BYTES
+            case .object?: return RST_TYPE_OBJECT
+            case .intArray?: return RST_TYPE_INT_ARRAY
+            case .stringArray?: return RST_TYPE_STRING_ARRAY
+            case .record?: return RST_TYPE_RECORD
+            case nil: return RST_TYPE_UNKNOWN
+            }
+        } catch {
+            _ = fail(error, in: "rst_coder_value_type")
+            return RST_TYPE_NONE
+        }
+    }
+}
+
+@inline(__always)
+func outMissing(_ what: StaticString) -> rst_status { fail(.invalid, "\(what): out is NULL") }
+
+extension CFace {
+    public static func decode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Bool>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_bool") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_bool") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_bool") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Int64>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_int") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_int") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_int") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Double>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_double") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_double") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_double") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_string") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_string") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let b = try coder.decodeStringBytes(KeyBytes(cString: key))
+                let (p, n) = (cString(b, for: coder), b.count)
+                out.pointee = p
+                len?.pointee = n
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_string") }
+        }
+    }
+}
+
+private let emptyBytes: UnsafeMutableRawPointer = .allocate(byteCount: 1, alignment: 1)
+
+extension CFace {
+    public static func decode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_bytes") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_bytes") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let b = try coder.decodeBytes(KeyBytes(cString: key))
+                out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
+                len?.pointee = b.count
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_bytes") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_object") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_object") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error, in: "rst_decode_object") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_int_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<Int64>!, _ cap: Int, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+        guard let count else { return fail(.invalid, "rst_decode_int_array: count is NULL") }
+        guard buf != nil || cap == 0 else { return fail(.invalid, "rst_decode_int_array: buf is NULL but cap is \(cap)") }
+        count.pointee = 0   // "always set": 0 when the key is absent or of another type
+        guard let c, let key else { return decodeNull(c, "rst_decode_int_array") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let k = KeyBytes(cString: key)
+                let (n, copied) = try coder.decodeIntArray(k, into: buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) })
+                count.pointee = n
+                if !copied { return intArrayTooSmall(coder, k, n, cap) }
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_int_array") }
+        }
+    }
+}
+
+@inline(never)
+func intArrayTooSmall(_ coder: Coder, _ k: KeyBytes, _ n: Int, _ cap: Int) -> rst_status {
+    fail(.limit, "rst_decode_int_array: \(coder.location), key '\(k.string)' holds \(n) ints; the buffer has room for \(cap)")
+}
+
+extension CFace {
+    public static func decode_string_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ index: Int,
+                                        _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!,
+                                        _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_string_array") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_string_array") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let k = KeyBytes(cString: key)
+                let (element, n) = try coder.decodeStringArrayElement(k, at: index)
+                count?.pointee = n
+                guard let element else {
+                    return fail(.notFound, "rst_decode_string_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
+                }
+                out.pointee = cString(element, for: coder)
+                len?.pointee = element.count
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_string_array") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
+        guard let c, let key else { return decodeNull(c, "rst_decode_begin_record") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_begin_record") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_end_record(_ c: OpaquePointer!) -> rst_status {
+        guard let c else { return fail(.invalid, "rst_decode_end_record: coder is NULL") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_decode_end_record") }
+        }
+    }
+}
+
+extension CFace {
+    /// `rst_coder_fail`.
+    public static func coder_fail(_ c: OpaquePointer!, _ status: rst_status, _ message: UnsafePointer<CChar>!) -> rst_status {
+        guard let c else { return fail(.invalid, "rst_coder_fail: coder is NULL") }
+        let st = Status(rawValue: status.rawValue).flatMap { $0 == .ok ? nil : $0 } ?? .invalid
+        let text = message.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) } ?? "the callback failed"
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                try coder.failCallback(RestorationFailure(st, text))
+                return RST_OK
+            } catch { return fail(error, in: "rst_coder_fail") }
+        }
+    }
+}

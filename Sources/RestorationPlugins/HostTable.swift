@@ -1,0 +1,77 @@
+import CRestoration
+import RestorationCFace
+import RestorationCore
+
+/// The table plugins receive (`rst_host_api`): every function of
+/// restoration.h, so a plugin never links librestoration.so and works the
+/// same in a C host, restorectl, or a Swift host that carries the core
+/// statically. Its members are the C face's functions (RestorationCFace),
+/// the same ones librestoration.so exports, plus the loader's own three
+/// (engine_create, which attaches a plugin loader when plugin_dir is set,
+/// load_plugins and list_plugins). Built once; lives for the process.
+/// The loader owns it because only the loader hands it out.
+let restorationHostAPI: UnsafePointer<rst_host_api> = {
+    var t = rst_host_api()
+    t.table_version = UInt32(RST_HOST_API_VERSION)
+    t.table_size = UInt32(MemoryLayout<rst_host_api>.size)
+    t.version = { CFace.version() }
+    t.status_name = { CFace.status_name($0) }
+    t.last_error = { CFace.last_error() }
+    t.mem_free = { CFace.mem_free($0) }
+    t.engine_create = { CFace.engine_create($0, $1) }
+    t.engine_destroy = { CFace.engine_destroy($0) }
+    t.register_object = { CFace.register_object($0, $1, $2, $3, $4, $5, $6) }
+    t.unregister_object = { CFace.unregister_object($0, $1) }
+    t.find_object = { CFace.find_object($0, $1) }
+    t.object_instance = { CFace.object_instance($0) }
+    t.object_identifier = { CFace.object_identifier($0) }
+    t.object_parent = { CFace.object_parent($0) }
+    t.register_class = { CFace.register_class($0, $1, $2, $3) }
+    t.set_fallback_factory = { CFace.set_fallback_factory($0, $1, $2) }
+    t.save = { CFace.save($0) }
+    t.restore = { CFace.restore($0) }
+    t.save_to_buffer = { CFace.save_to_buffer($0, $1, $2) }
+    t.restore_from_buffer = { CFace.restore_from_buffer($0, $1, $2) }
+    t.discard = { CFace.discard($0) }
+    t.read_archive_info = { CFace.read_archive_info($0, $1) }
+    t.last_restore_report = { CFace.last_restore_report($0, $1) }
+    t.encode_bool = { CFace.encode_bool($0, $1, $2) }
+    t.encode_int = { CFace.encode_int($0, $1, $2) }
+    t.encode_double = { CFace.encode_double($0, $1, $2) }
+    t.encode_string = { CFace.encode_string($0, $1, $2) }
+    t.encode_bytes = { CFace.encode_bytes($0, $1, $2, $3) }
+    t.encode_object = { CFace.encode_object($0, $1, $2) }
+    t.encode_int_array = { CFace.encode_int_array($0, $1, $2, $3) }
+    t.encode_string_array = { CFace.encode_string_array($0, $1, $2, $3) }
+    t.encode_begin_record = { CFace.encode_begin_record($0, $1) }
+    t.encode_end_record = { CFace.encode_end_record($0) }
+    t.coder_contains = { CFace.coder_contains($0, $1) }
+    t.decode_bool = { CFace.decode_bool($0, $1, $2) }
+    t.decode_int = { CFace.decode_int($0, $1, $2) }
+    t.decode_double = { CFace.decode_double($0, $1, $2) }
+    t.decode_string = { CFace.decode_string($0, $1, $2, $3) }
+    t.decode_bytes = { CFace.decode_bytes($0, $1, $2, $3) }
+    t.decode_object = { CFace.decode_object($0, $1, $2) }
+    t.decode_int_array = { CFace.decode_int_array($0, $1, $2, $3, $4) }
+    t.decode_string_array = { CFace.decode_string_array($0, $1, $2, $3, $4, $5) }
+    t.decode_begin_record = { CFace.decode_begin_record($0, $1) }
+    t.decode_end_record = { CFace.decode_end_record($0) }
+    t.coder_value_type = { CFace.coder_value_type($0, $1) }
+    t.object_path = { CFace.object_path($0, $1) }
+    t.object_class_name = { CFace.object_class_name($0) }
+    t.load_plugins = { CFace.load_plugins($0) }
+    t.list_plugins = { CFace.list_plugins($0, $1, $2) }
+    t.engine_options_init = { CFace.engine_options_init($0, $1) }
+    t.coder_fail = { CFace.coder_fail($0, $1, $2) }
+    let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
+    p.initialize(to: t)
+    return UnsafePointer(p)
+}()
+
+extension CFace {
+    /// `rst_engine_create`: the C face's, with this loader attached to an
+    /// engine that has a plugin_dir.
+    public static func engine_create(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+        createEngine(opts, out) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
+    }
+}

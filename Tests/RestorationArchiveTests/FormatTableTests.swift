@@ -1,0 +1,82 @@
+@testable import RestorationArchive
+import XCTest
+
+/// The one table of tags and payload shapes, and the one varint reader.
+final class FormatTableTests: XCTestCase {
+    func testEveryTagHasOneShape() {
+        let expected: [ValueTag: PayloadShape] = [
+            .boolFalse: .none, .boolTrue: .none, .int: .zigzag, .double: .fixed64,
+            .string: .text, .bytes: .bytes, .object: .recordIndex, .intArray: .zigzagArray,
+            .stringArray: .textArray, .record: .fields,
+        ]
+        XCTAssertEqual(expected.count, ValueTag.allCases.count)
+        for tag in ValueTag.allCases {
+            XCTAssertEqual(tag.shape, expected[tag], "\(tag)")
+            XCTAssertFalse(ValueTag.isFuture(rawTag: tag.rawValue))
+        }
+        for raw in ValueTag.futureRawTags {
+            XCTAssertNil(ValueTag(rawValue: raw))
+            XCTAssertEqual(PayloadShape.of(rawTag: raw), .future)
+            XCTAssertTrue(ValueTag.isFuture(rawTag: raw))
+            XCTAssertTrue(PayloadShape.of(rawTag: raw).isLengthPrefixed, "future types must be skippable")
+        }
+        XCTAssertFalse(PayloadShape.none.isLengthPrefixed)
+        XCTAssertFalse(PayloadShape.zigzag.isLengthPrefixed)
+        XCTAssertFalse(PayloadShape.recordIndex.isLengthPrefixed)
+        XCTAssertFalse(PayloadShape.fixed64.isLengthPrefixed)
+        XCTAssertTrue(PayloadShape.fields.isLengthPrefixed)
+    }
+
+    func testDocumentRawTagsAgreeWithTheTable() {
+        let values: [(ArchiveValue, ValueTag)] = [
+            (.bool(false), .boolFalse), (.bool(true), .boolTrue), (.int(1), .int), (.double(1), .double),
+            (.string(""), .string), (.bytes([]), .bytes), (.object(record: 0), .object),
+            (.intArray([]), .intArray), (.stringArray([]), .stringArray), (.record([]), .record),
+        ]
+        for (v, t) in values { XCTAssertEqual(v.rawTag, t.rawValue, "\(v)") }
+    }
+
+    private func read(_ bytes: [UInt8], limit: Int? = nil) -> (UInt64?, Int) {
+        bytes.withUnsafeBytes { b in
+            var pos = 0
+            let v = readVarint(b.baseAddress!, &pos, limit ?? b.count)
+            return (v, pos)
+        }
+    }
+
+    func testVarintReaderDecodesEveryLength() {
+        let cases: [UInt64] = [0, 1, 127, 128, 300, 16383, 16384, 1 << 21, 1 << 35, UInt64.max >> 1, UInt64.max]
+        for v in cases {
+            var buf = [UInt8](repeating: 0, count: 10)
+            let n = buf.withUnsafeMutableBytes { putVarint($0.baseAddress!, v) }
+            XCTAssertEqual(n, varintSize(v))
+            let (got, pos) = read(Array(buf[0..<n]))
+            XCTAssertEqual(got, v)
+            XCTAssertEqual(pos, n)
+        }
+        // Non-minimal forms are accepted as long as they fit.
+        XCTAssertEqual(read([0x80, 0x00]).0, 0)
+    }
+
+    func testVarintReaderRejectsBadInputAndLeavesPosition() {
+        // Cut off by the limit.
+        XCTAssertEqual(read([0x80, 0x80]).0, nil)
+        XCTAssertEqual(read([0x80, 0x80]).1, 0)
+        XCTAssertEqual(read([0x81, 0x01], limit: 1).0, nil)
+        XCTAssertEqual(read([], limit: 0).0, nil)
+        // Longer than 10 bytes.
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 10) + [0x01]).0, nil)
+        // Overflows 64 bits (10th byte above 1).
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 9) + [0x02]).0, nil)
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 9) + [0x01]).0, UInt64.max)
+        [UInt8](repeating: 0xFF, count: 9).withUnsafeBytes { b in
+            XCTAssertEqual(varintProblem(b.baseAddress!, at: 0, b.count), .cutOff)
+        }
+        ([UInt8](repeating: 0xFF, count: 10) + [1]).withUnsafeBytes { b in
+            XCTAssertEqual(varintProblem(b.baseAddress!, at: 0, b.count), .tooLong)
+        }
+        ([UInt8](repeating: 0xFF, count: 9) + [2]).withUnsafeBytes { b in
+            XCTAssertEqual(varintProblem(b.baseAddress!, at: 0, b.count), .overflow)
+        }
+    }
+}
