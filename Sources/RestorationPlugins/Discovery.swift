@@ -99,10 +99,14 @@ enum Discovery {
             }
             var problem: String?
             let type = fst.st_mode & S_IFMT
+            if type != S_IFREG && type != S_IFLNK {
+                // Plugins are the regular files named *.so: a directory, FIFO,
+                // socket or device so named is not a plugin (nor a rejected one).
+                trace("skipping \(name): \(FileStore.kind(fst) ?? "not a regular file"), not a plugin")
+                continue
+            }
             if type == S_IFLNK {
                 problem = "'\(path)' is a symbolic link; plugins must be regular files directly in plugin_dir"
-            } else if type != S_IFREG {
-                problem = "'\(path)' is not a regular file"
             } else if let directoryProblem {
                 problem = directoryProblem
             } else {
