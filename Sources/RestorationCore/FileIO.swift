@@ -95,8 +95,12 @@ enum FileIO {
         Int32(call(IOCall(op: .open, path: path, flags: flags)) { _ in Int(Glibc.open(path, flags, mode)) })
     }
 
+    /// An injected failure still closes the descriptor, as Linux does on EIO and EINTR.
     static func close(_ fd: Int32) -> Int32 {
-        Int32(call(IOCall(op: .close, fd: fd)) { _ in Int(Glibc.close(fd)) })
+        var closed = false
+        let r = Int32(call(IOCall(op: .close, fd: fd)) { _ in closed = true; return Int(Glibc.close(fd)) })
+        if !closed { let e = errno; _ = Glibc.close(fd); errno = e }
+        return r
     }
 
     static func read(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ count: Int) -> Int {
