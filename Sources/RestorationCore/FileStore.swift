@@ -31,6 +31,8 @@ public enum FileStore {
 
     /// Retries a call interrupted by a signal (EINTR), at most this many times in a row.
     static let maxInterrupts = 100
+    /// A lock file replaced (by discards) this many times in a row while waiting is an error.
+    static let maxLockAttempts = 10_000
     /// A write that returns 0 this many times in a row is a full disk (SQLite: SQLITE_FULL).
     static let maxZeroWrites = 8
 
@@ -71,7 +73,7 @@ public enum FileStore {
     /// waiting on the removed file must lock the new one instead.
     static func lock(_ archive: String, _ what: String, create: Bool = true) throws(RestorationFailure) -> Int32 {
         let lp = lockPath(archive)
-        for _ in 0..<maxInterrupts {
+        for _ in 0..<maxLockAttempts {
             let raw = retrying { FileIO.open(lp, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
             guard raw >= 0 else {
                 let e = errno
@@ -328,7 +330,41 @@ public enum FileStore {
             }
             for p in list { try remove(p) }
         }
-        try remove(lockPath(archive))
+        // The lock file goes too, unless a saver is waiting on it (it would
+        // wake up on a removed file and have to queue again behind the next
+        // discard: with discards in a loop it could starve).
+        if !hasWaiters(lockFD) { try remove(lockPath(archive)) }
+    }
+
+    /// True when another open file description waits for the flock held on
+    /// `fd` (a "->" line for its inode in /proc/locks).
+    static func hasWaiters(_ fd: Int32) -> Bool {
+        var st = stat()
+        guard Glibc.fstat(fd, &st) == 0 else { return false }
+        let dev = UInt64(st.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        func hex2(_ v: UInt64) -> String { let h = String(v, radix: 16); return h.count < 2 ? "0" + h : h }
+        let id = "\(hex2(major)):\(hex2(minor)):\(st.st_ino)"
+        let lf = Glibc.open("/proc/locks", O_RDONLY | O_CLOEXEC)
+        guard lf >= 0 else { return false }
+        defer { Glibc.close(lf) }
+        var text: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while text.count < 8 << 20 {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(lf, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            text += buf[0..<n]
+        }
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "))
+            guard fields.count > 5, fields.contains(where: { $0.elementsEqual("->".utf8) }),
+                  fields.contains(where: { $0.elementsEqual("FLOCK".utf8) }),
+                  fields.contains(where: { $0.elementsEqual(id.utf8) }) else { continue }
+            return true
+        }
+        return false
     }
 
     /// Renames the archive to `<archive>.crashed-<UTC ms>`; returns the new path.
