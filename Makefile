@@ -1,12 +1,13 @@
 # Restoration: the two commands of the README, and a few more.
 #   make demo    build, then run the countries app twice: save, exit, relaunch, restore through plugins
-#   make test    every test (Swift and C), then all of them again under AddressSanitizer: what CI runs
+#   make test    every test (Swift and C), then all of them again under AddressSanitizer, then the
+#                thread tests under ThreadSanitizer: what CI runs
 SHELL := /bin/bash
 CONFIG ?= debug
 SWIFT_BUILD := swift build -c $(CONFIG)
 DEMO_DIR ?= demo-state
 
-.PHONY: deps build demo test test-asan fuzz bench clean
+.PHONY: deps build demo test test-asan test-tsan fuzz bench clean
 
 # A fresh machine may lack libffi's headers (Debian: libffi-dev).
 deps:
@@ -36,6 +37,7 @@ test: deps
 	swift test
 	swift run restore-fuzz Sources/restore-fuzz/corpus
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 
 # Every test again under AddressSanitizer (Swift and the C programs, which are
 # then built with clang -fsanitize=address). XCTest's and Foundation's own
@@ -46,6 +48,40 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
 	  swift test --sanitize=address --scratch-path .build-asan \
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map
+
+# The thread tests under ThreadSanitizer: librestoration.so alone built with
+# --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads
+# registering and unregistering while another saves, to the file and to
+# buffers, and restores; a second engine saving the same archive) built with
+# clang -fsanitize=thread and run TSAN_RUNS times. The toolchain's TSan
+# runtime intercepts libdispatch, hence -ldispatch -lBlocksRuntime.
+# Suppressions: .ci/tsan.supp (Swift runtime and Foundation only, each explained).
+TSAN_PROGRAMS ?= threads
+TSAN_RUNS ?= 3
+TSAN_SECONDS ?= 1.5
+test-tsan: deps
+	swift build --sanitize=thread --scratch-path .build-tsan --product restoration
+	@BIN=$$(swift build --sanitize=thread --scratch-path .build-tsan --show-bin-path); \
+	SWIFTLIB=$$(dirname $$(dirname $$(readlink -f $$(command -v swift))))/lib/swift/linux; \
+	OUT=.build-tsan/ctests; mkdir -p $$OUT; pass=0; fail=0; \
+	for p in $(TSAN_PROGRAMS); do \
+	  if ! clang -fsanitize=thread -g -O1 -std=c11 -Wall -Wextra -Werror -IInclude Tests/RestorationCTests/C/$$p.c \
+	      -L$$BIN -lrestoration -Wl,-rpath,$$BIN -L$$SWIFTLIB -ldispatch -lBlocksRuntime -Wl,-rpath,$$SWIFTLIB \
+	      -lpthread -lm -o $$OUT/$$p; then echo "tsan: $$p: FAILED to compile"; fail=$$((fail+1)); continue; fi; \
+	  for i in $$(seq 1 $(TSAN_RUNS)); do \
+	    d=$$(mktemp -d); \
+	    if TSAN_OPTIONS="suppressions=$(CURDIR)/.ci/tsan.supp halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	       SWIFT_BACKTRACE=enable=no $$OUT/$$p $$d $(TSAN_SECONDS) > $$OUT/$$p.$$i.log 2>&1 \
+	       && ! grep -q "WARNING: ThreadSanitizer" $$OUT/$$p.$$i.log; then \
+	      pass=$$((pass+1)); echo "tsan: $$p run $$i passed: $$(grep -m1 "^$$p: " $$OUT/$$p.$$i.log)"; \
+	    else \
+	      fail=$$((fail+1)); echo "tsan: $$p run $$i FAILED ($$OUT/$$p.$$i.log):"; cat $$OUT/$$p.$$i.log; \
+	    fi; \
+	    rm -rf $$d; \
+	  done; \
+	done; \
+	echo "tsan: $$pass passed, $$fail failed"; \
+	test $$fail -eq 0
 
 # libFuzzer + AddressSanitizer on the codec and a whole restore
 # (Sources/restore-fuzz). FUZZ_SECONDS=600 make fuzz for a longer run; new
