@@ -92,6 +92,8 @@ enum CrashGuard {
         case absent
         /// Present but not a marker the guard may act on; the reason, for the warning.
         case unusable(String)
+        /// It may be a marker, but an I/O error kept it from being read.
+        case unreadable(String)
         case valid(Marker)
     }
 
@@ -99,18 +101,20 @@ enum CrashGuard {
     static func read(_ archive: String) -> Reading {
         let path = FileStore.markerPath(archive)
         var st = stat()
-        if FileIO.lstat(path, &st) != 0 {
+        if FileStore.retrying({ FileIO.lstat(path, &st) }) != 0 {
             let e = errno
-            return e == ENOENT ? .absent : .unusable("it cannot be examined: \(FileStore.errnoText(e))")
+            return e == ENOENT ? .absent : .unreadable("cannot be examined: \(FileStore.errnoText(e))")
         }
         if let k = FileStore.kind(st) { return .unusable("it is \(k), not a marker file") }
         let fd = FileStore.retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
         guard fd >= 0 else {
             let e = errno
-            return e == ENOENT ? .absent : .unusable("it cannot be opened: \(FileStore.errnoText(e))")
+            if e == ENOENT { return .absent }
+            // ELOOP: replaced by a symlink since the lstat: not a marker file.
+            return e == ELOOP ? .unusable("it is a symbolic link, not a marker file") : .unreadable("cannot be opened: \(FileStore.errnoText(e))")
         }
         defer { _ = FileIO.close(fd) }
-        guard FileIO.fstat(fd, &st) == 0 else { return .unusable("it cannot be examined: \(FileStore.errnoText())") }
+        guard FileStore.retrying({ FileIO.fstat(fd, &st) }) == 0 else { return .unreadable("cannot be examined: \(FileStore.errnoText())") }
         if let k = FileStore.kind(st) { return .unusable("it is \(k), not a marker file") }
         let max = 1024
         var buf = [UInt8](repeating: 0, count: max)
@@ -120,10 +124,14 @@ enum CrashGuard {
             if n < 0 {
                 let e = errno
                 if e == EINTR && interrupts < FileStore.maxInterrupts { interrupts += 1; continue }
-                return .unusable("it cannot be read: \(FileStore.errnoText(e))")
+                return .unreadable("cannot be read: \(FileStore.errnoText(e))")
             }
             if n == 0 { break }
             off += n
+        }
+        let expected = min(Int(st.st_size), max)
+        if off < expected {
+            return .unreadable("cannot be read: it has \(st.st_size) bytes, but reading stopped after \(off) (\(FileStore.errnoText(EIO)))")
         }
         if off == 0 { return .unusable("it is empty (a finished restore emptied it, or a power loss lost its contents)") }
         guard let m = parse(Array(buf[0..<off])) else {
@@ -140,8 +148,12 @@ enum CrashGuard {
         return start == o.start
     }
 
-    enum Verdict: Equatable {
+    enum Verdict {
         case none
+        /// The marker could not be read (an I/O error): restoring could
+        /// repeat a crash, setting aside could condemn a good archive, so
+        /// neither is done: the restore fails with this error.
+        case unreadable(RestorationFailure)
         /// Leave the archive alone; log this warning.
         case ignore(String)
         /// A process died while restoring these very bytes.
@@ -157,6 +169,8 @@ enum CrashGuard {
             return .none
         case .unusable(let why):
             return .ignore("ignoring crash-loop marker '\(path)': \(why); it does not condemn the archive")
+        case .unreadable(let why):
+            return .unreadable(RestorationFailure(.io, "cannot restore '\(archive)': its crash-loop marker '\(path)' \(why); the archive is left in place, not set aside"))
         case .valid(let m):
             if m.archive != identity(of: bytes) {
                 return .ignore("ignoring crash-loop marker '\(path)': it names another version of the archive (\(m.archive), now \(identity(of: bytes))), which a save replaced")
@@ -295,7 +309,7 @@ enum CrashGuard {
                 switch read(archive) {
                 case .valid(let m): mine = m.owner == me
                 case .unusable: mine = st.st_size == 0
-                case .absent: mine = false
+                case .absent, .unreadable: mine = false
                 }
                 if mine && removeRetrying(p) != nil { done = false }
             }

@@ -660,6 +660,7 @@ public final class Engine {
             switch bytes.withUnsafeBytes({ CrashGuard.examine(path, bytes: $0) }) {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
+            case .unreadable(let failure): throw failure
             case .crashed(let marker):
                 let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
                 if let w = CrashGuard.clear(path) { log(.warning, w) }

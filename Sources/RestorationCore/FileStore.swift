@@ -50,7 +50,7 @@ public enum FileStore {
     /// The kind of a non-regular file, for messages; nil when regular or absent.
     static func nonRegularKind(_ path: String) -> String? {
         var st = stat()
-        guard FileIO.lstat(path, &st) == 0 else { return nil }
+        guard retrying({ FileIO.lstat(path, &st) }) == 0 else { return nil }
         return kind(st)
     }
 

@@ -1,5 +1,5 @@
 // Fault injection at every file-system call (SQLite's I/O-error loop): for
-// a save, a restore and a discard, the calls are recorded once, then each
+// a save, a restore, a restore that sets a crashed archive aside, and a discard, the calls are recorded once, then each
 // run fails call N (N over every call) with ENOSPC, EIO, EROFS, EINTR, a
 // short or a zero-length read/write — once, and persistently (that call and
 // every later call of the same operation). After each run:
@@ -32,22 +32,34 @@ final class FaultInjectionTests: XCTestCase {
     static let newValue: Int64 = 222
 
     /// Fresh directory content: the old archive (and, for discard, the files kept beside it).
-    func prepare(discardExtras: Bool) throws -> [UInt8] {
+    func prepare(_ op: Operation) throws -> [UInt8] {
         for f in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
             try FileManager.default.removeItem(atPath: dir + "/" + f)
         }
         let (e, _) = try counterEngine(path, Self.oldValue)
         try e.save()
         e.destroy()
-        if discardExtras {
+        let old = fileBytes(path)!
+        switch op {
+        case .discard:
             FileManager.default.createFile(atPath: path + ".crashed-1700000000000", contents: Data("old".utf8))
             FileManager.default.createFile(atPath: path + ".tmp-99999-1", contents: Data("half".utf8))
             FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
+        case .save:
+            // An emptied marker, which the save removes (so its unlink fails too).
+            FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
+        case .restoreAfterCrash:
+            // A process died restoring this archive: the restore sets it aside.
+            let m = CrashGuard.Marker(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
+                                      archive: old.withUnsafeBytes { CrashGuard.identity(of: $0) })
+            FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
+        case .restore:
+            break
         }
-        return fileBytes(path)!
+        return old
     }
 
-    enum Operation: String { case save, restore, discard }
+    enum Operation: String { case save, restore, restoreAfterCrash = "restore after a crash", discard }
 
     /// Runs `op` once under `trace`; returns its failure, if any.
     func run(_ op: Operation, _ trace: IOTrace, log: LogBox) -> RestorationFailure? {
@@ -60,6 +72,8 @@ final class FaultInjectionTests: XCTestCase {
                 case .restore:
                     try e.restore()
                     XCTAssertEqual(c.value, Self.oldValue, "a restore that returned OK restored the wrong state")
+                case .restoreAfterCrash:
+                    try e.restore()
                 case .discard: try e.discard()
                 }
             }
@@ -74,9 +88,14 @@ final class FaultInjectionTests: XCTestCase {
 
     func loop(_ op: Operation) throws {
         // The calls of a clean run.
-        _ = try prepare(discardExtras: op == .discard)
+        _ = try prepare(op)
         let clean = IOTrace()
-        XCTAssertNil(run(op, clean, log: LogBox()), "the clean \(op) failed:\n\(clean.summary)")
+        let cleanFailure = run(op, clean, log: LogBox())
+        if op == .restoreAfterCrash {
+            XCTAssertEqual(cleanFailure?.status, .rejected, "the clean \(op) did not set the archive aside:\n\(clean.summary)")
+        } else {
+            XCTAssertNil(cleanFailure, "the clean \(op) failed:\n\(clean.summary)")
+        }
         let callCount = clean.calls.count
         XCTAssertGreaterThan(callCount, 3)
 
@@ -85,7 +104,7 @@ final class FaultInjectionTests: XCTestCase {
             let opAtN = clean.calls[n].call.op
             for fault in Fault.allCases where fault.applies(to: opAtN) {
                 for persistent in [false, true] {
-                    let old = try prepare(discardExtras: op == .discard)
+                    let old = try prepare(op)
                     let trace = IOTrace(failAt: n, fault: fault, persistent: persistent)
                     let log = LogBox()
                     let failure = run(op, trace, log: log)
@@ -103,7 +122,7 @@ final class FaultInjectionTests: XCTestCase {
     func check(_ op: Operation, _ label: String, _ failure: RestorationFailure?, _ trace: IOTrace, old: [UInt8], log: LogBox) {
         let context = "\(label)\n\(failure.map { "error: \($0)" } ?? "returned OK")\nlog: \(log.lines)\ntrace:\n\(trace.summary)"
         // A clear error: a sentence naming a file of the archive's directory and the errno.
-        if let f = failure {
+        if let f = failure, !(op == .restoreAfterCrash && f.status == .rejected) {
             XCTAssertTrue([.io, .notFound].contains(f.status), "status \(f.status): \(context)")
             XCTAssertTrue(f.message.contains(dir), "the error names no file: \(context)")
             XCTAssertTrue(f.message.contains("errno") || f.message.contains("shrank"), "the error names no errno: \(context)")
@@ -124,6 +143,18 @@ final class FaultInjectionTests: XCTestCase {
             }
         case .restore:
             XCTAssertEqual(now, old, "a restore changed the archive: \(context)")
+        case .restoreAfterCrash:
+            // Refused and set aside intact, or (the rename failed) left in place intact.
+            let aside = FileStore.siblings(of: path, infix: ".crashed-")
+            if failure?.status == .rejected {
+                XCTAssertNil(now, "set aside, yet still in place: \(context)")
+                XCTAssertEqual(aside.count, 1, context)
+                XCTAssertEqual(aside.first.flatMap(fileBytes), old, "the set-aside copy differs: \(context)")
+            } else {
+                XCTAssertNotNil(failure, "a restore of a crashed archive returned OK: \(context)")
+                XCTAssertEqual(now, old, "the crashed archive was neither kept nor set aside: \(context)")
+                XCTAssertEqual(aside, [], context)
+            }
         case .discard:
             if failure == nil {
                 XCTAssertEqual(FileStore.stateFiles(of: path), [], "discard returned OK and left files: \(context)")
@@ -135,17 +166,24 @@ final class FaultInjectionTests: XCTestCase {
         if op != .discard || failure == nil {
             XCTAssertEqual(FileStore.siblings(of: path, infix: ".tmp-"), [], "a temporary file was left: \(context)")
         }
-        XCTAssertEqual(FileStore.siblings(of: path, infix: ".crashed-").filter { !$0.hasSuffix("1700000000000") }, [],
-                       "a good archive was set aside: \(context)")
-
-        // A new process restores the old or the new state, never neither.
-        let expected: Set<Int64> = op == .save ? [Self.oldValue, Self.newValue] : [Self.oldValue]
-        switch restoreAsNextProcess(path) {
-        case .success(let v):
-            XCTAssertTrue(expected.contains(v), "a new process restored \(v): \(context)")
-        case .failure(let f):
-            let discarded = op == .discard && f.status == .notFound
-            XCTAssertTrue(discarded, "a new process cannot restore: \(f): \(context)")
+        if op != .restoreAfterCrash {
+            XCTAssertEqual(FileStore.siblings(of: path, infix: ".crashed-").filter { !$0.hasSuffix("1700000000000") }, [],
+                           "a good archive was set aside: \(context)")
+            // A new process restores the old or the new state, never neither.
+            let expected: Set<Int64> = op == .save ? [Self.oldValue, Self.newValue] : [Self.oldValue]
+            switch restoreAsNextProcess(path) {
+            case .success(let v):
+                XCTAssertTrue(expected.contains(v), "a new process restored \(v): \(context)")
+            case .failure(let f):
+                let discarded = op == .discard && f.status == .notFound
+                XCTAssertTrue(discarded, "a new process cannot restore: \(f): \(context)")
+            }
+        } else {
+            // The crashed archive is never restored: set aside now, or by the next process.
+            switch restoreAsNextProcess(path) {
+            case .success(let v): XCTFail("a new process restored the crashed archive (\(v)): \(context)")
+            case .failure(let f): XCTAssertTrue([.rejected, .notFound].contains(f.status), "\(f): \(context)")
+            }
         }
         // The engine saves again; the new state restores; no temporary is left.
         do {
@@ -183,4 +221,5 @@ final class FaultInjectionTests: XCTestCase {
     func testEveryCallOfASaveFails() throws { try loop(.save) }
     func testEveryCallOfARestoreFails() throws { try loop(.restore) }
     func testEveryCallOfADiscardFails() throws { try loop(.discard) }
+    func testEveryCallOfARestoreOfACrashedArchiveFails() throws { try loop(.restoreAfterCrash) }
 }
