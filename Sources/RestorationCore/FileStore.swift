@@ -71,13 +71,12 @@ public enum FileStore {
     /// fd. The lock file is checked to still be the one at its path once
     /// locked: `discard` removes it while holding it, and a saver that was
     /// waiting on the removed file must lock the new one instead.
-    static func lock(_ archive: String, _ what: String, create: Bool = true) throws(RestorationFailure) -> Int32 {
+    static func lock(_ archive: String, _ what: String) throws(RestorationFailure) -> Int32 {
         let lp = lockPath(archive)
         for _ in 0..<maxLockAttempts {
-            let raw = retrying { FileIO.open(lp, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
+            let raw = retrying { FileIO.open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
             guard raw >= 0 else {
-                let e = errno
-                throw RestorationFailure(e == ENOENT && !create ? .notFound : .io, "\(what): cannot open lock file '\(lp)': \(errnoText(e))")
+                throw RestorationFailure(.io, "\(what): cannot open lock file '\(lp)': \(errnoText())")
             }
             let fd = try aboveStdio(raw, "\(what): the lock file '\(lp)'")
             var st = stat()
@@ -105,7 +104,6 @@ public enum FileStore {
             }
             // Removed or replaced (by a discard) while we waited: lock the file now there.
             _ = FileIO.close(fd)
-            if !create { throw RestorationFailure(.notFound, "\(what): lock file '\(lp)' was removed") }
         }
         throw RestorationFailure(.io, "\(what): lock file '\(lp)' kept being replaced while waiting for it")
     }

@@ -42,17 +42,17 @@ final class FaultInjectionTests: XCTestCase {
         let old = fileBytes(path)!
         switch op {
         case .discard:
-            FileManager.default.createFile(atPath: path + ".crashed-1700000000000", contents: Data("old".utf8))
-            FileManager.default.createFile(atPath: path + ".tmp-99999-1", contents: Data("half".utf8))
-            FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
+            _ = FileManager.default.createFile(atPath: path + ".crashed-1700000000000", contents: Data("old".utf8))
+            _ = FileManager.default.createFile(atPath: path + ".tmp-99999-1", contents: Data("half".utf8))
+            _ = FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
         case .save:
             // An emptied marker, which the save removes (so its unlink fails too).
-            FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
+            _ = FileManager.default.createFile(atPath: path + ".restoring", contents: Data())
         case .restoreAfterCrash:
             // A process died restoring this archive: the restore sets it aside.
             let m = CrashGuard.Marker(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
                                       archive: old.withUnsafeBytes { CrashGuard.identity(of: $0) })
-            FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
+            _ = FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
         case .restore:
             break
         }

@@ -127,10 +127,10 @@ final class FileStoreTests: XCTestCase {
         let full = Array(CrashGuard.encode(.init(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
                                                   archive: bytes.withUnsafeBytes { CrashGuard.identity(of: $0) })).utf8)
         for cut in 0..<full.count {
-            FileManager.default.createFile(atPath: marker, contents: Data(full[0..<cut]))
+            _ = FileManager.default.createFile(atPath: marker, contents: Data(full[0..<cut]))
             XCTAssertEqual(try? restoreAsNextProcess(path).get(), 6, "a marker torn at \(cut) of \(full.count) bytes")
         }
-        FileManager.default.createFile(atPath: marker, contents: Data(full))
+        _ = FileManager.default.createFile(atPath: marker, contents: Data(full))
         guard case .failure(let f) = restoreAsNextProcess(path) else { return XCTFail("the complete marker was ignored") }
         XCTAssertEqual(f.status, .rejected)
     }

@@ -225,7 +225,7 @@ final class PowerLossTests: XCTestCase {
                 let old = fileBytes(path)!
                 let m = CrashGuard.Marker(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
                                           archive: old.withUnsafeBytes { CrashGuard.identity(of: $0) })
-                FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
+                _ = FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
             }
         }
         let start = try snapshot()
