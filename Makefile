@@ -1,6 +1,7 @@
 # Restoration: the two commands of the README, and a few more.
 #   make demo       build, then run the countries app twice: save, exit, relaunch, restore through plugins
-#   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer: what CI runs
+#   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer,
+#                   then the thread tests under ThreadSanitizer: what CI runs
 #   make            the release library, restorectl and the manual pages, as `make install` installs them
 #   make install    PREFIX=/usr/local DESTDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages)
 #   make uninstall  the same variables; removes exactly what install put there
@@ -34,7 +35,7 @@ DIST_BIN := $(DIST)/release
 # The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
 MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all deps build demo test test-swift test-install test-asan fuzz bench install uninstall dist clean
+.PHONY: all deps build demo test test-swift test-install test-asan test-tsan fuzz bench install uninstall dist clean
 
 all: dist
 
@@ -75,6 +76,7 @@ test: deps
 	$(MAKE) --no-print-directory test-swift TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-install TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -104,6 +106,41 @@ test-asan: deps
 	  swift test --sanitize=address --scratch-path .build-asan \
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map 2>&1 | tee .build-asan/swift-test.log || rc=1; \
 	Tests/count-xctest.sh asan .build-asan/swift-test.log >> $(TEST_SUMMARY); exit $$rc
+
+# The thread tests under ThreadSanitizer: librestoration.so alone built with
+# --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads
+# registering and unregistering while another saves, to the file and to
+# buffers, and restores; a second engine saving the same archive) built with
+# clang -fsanitize=thread and run TSAN_RUNS times. The toolchain's TSan
+# runtime intercepts libdispatch, hence -ldispatch -lBlocksRuntime.
+# Suppressions: .ci/tsan.supp (Swift runtime and Foundation only, each explained).
+TSAN_PROGRAMS ?= threads
+TSAN_RUNS ?= 3
+TSAN_SECONDS ?= 1.5
+test-tsan: deps
+	swift build --sanitize=thread --scratch-path .build-tsan --product restoration
+	@BIN=$$(swift build --sanitize=thread --scratch-path .build-tsan --show-bin-path); \
+	ln -sf librestoration.so $$BIN/$(SONAME); \
+	SWIFTLIB=$$(dirname $$(dirname $$(readlink -f $$(command -v swift))))/lib/swift/linux; \
+	OUT=.build-tsan/ctests; mkdir -p $$OUT; pass=0; fail=0; \
+	for p in $(TSAN_PROGRAMS); do \
+	  if ! clang -fsanitize=thread -g -O1 -std=c11 -Wall -Wextra -Werror -IInclude Tests/RestorationCTests/C/$$p.c \
+	      -L$$BIN -lrestoration -Wl,-rpath,$$BIN -L$$SWIFTLIB -ldispatch -lBlocksRuntime -Wl,-rpath,$$SWIFTLIB \
+	      -lpthread -lm -o $$OUT/$$p; then echo "tsan: $$p: FAILED to compile"; fail=$$((fail+1)); continue; fi; \
+	  for i in $$(seq 1 $(TSAN_RUNS)); do \
+	    d=$$(mktemp -d); \
+	    if TSAN_OPTIONS="suppressions=$(CURDIR)/.ci/tsan.supp halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	       SWIFT_BACKTRACE=enable=no $$OUT/$$p $$d $(TSAN_SECONDS) > $$OUT/$$p.$$i.log 2>&1 \
+	       && ! grep -q "WARNING: ThreadSanitizer" $$OUT/$$p.$$i.log; then \
+	      pass=$$((pass+1)); echo "tsan: $$p run $$i passed: $$(grep -m1 "^$$p: " $$OUT/$$p.$$i.log)"; \
+	    else \
+	      fail=$$((fail+1)); echo "tsan: $$p run $$i FAILED ($$OUT/$$p.$$i.log):"; cat $$OUT/$$p.$$i.log; \
+	    fi; \
+	    rm -rf $$d; \
+	  done; \
+	done; \
+	echo "tsan: $$pass passed, $$fail failed" | tee -a $(TEST_SUMMARY); \
+	test $$fail -eq 0
 
 # libFuzzer + AddressSanitizer on the codec and a whole restore
 # (Sources/restore-fuzz). FUZZ_SECONDS=600 make fuzz for a longer run; new

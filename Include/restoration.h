@@ -297,9 +297,10 @@ RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factor
  *  same directory (mode 0600), fsync, rename, fsync of the directory. When it
  *  returns RST_OK the new archive is durable; on any failure (should_save
  *  said no: RST_ERR_REJECTED; an encode error; an I/O error) the old archive
- *  is untouched — with one exception: if only the final fsync of the
- *  directory fails, the new archive is already in place and RST_ERR_IO says
- *  that the rename may not survive a power loss. Saves of one archive by
+ *  is untouched — with one exception: if only making the rename durable
+ *  fails (fsync of the directory, or syncfs when the directory cannot be
+ *  opened), the new archive is in place and RST_ERR_IO says it is not
+ *  durable. Saves (and discards) of one archive by
  *  several threads or processes are serialized by an advisory lock file
  *  (`<archive>.lock`). Clears the crash-loop marker.
  *  A missing archive folder is created, with any missing ancestors, mode
@@ -321,10 +322,14 @@ RST_API rst_status rst_save(rst_engine *e);
  *  even when records were skipped (see rst_last_restore_report()).
  *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path);
  *          RST_ERR_NOT_FOUND when there is no archive; RST_ERR_CORRUPT,
- *          RST_ERR_VERSION, RST_ERR_LIMIT for a bad file; RST_ERR_IO;
+ *          RST_ERR_VERSION, RST_ERR_LIMIT for a bad file; RST_ERR_IO (the
+ *          archive, or a crash-loop marker that exists but cannot be read);
  *          RST_ERR_REJECTED when should_restore said no or the crash-loop
  *          guard set the archive aside (its new name is in the message);
- *          RST_ERR_STATE from one of the engine's own callbacks. */
+ *          RST_ERR_STATE from one of the engine's own callbacks. A
+ *          crash-loop marker that is torn or foreign, or that cannot be
+ *          written or removed, is only a warning (log), never a reason to
+ *          set the archive aside. */
 RST_API rst_status rst_restore(rst_engine *e);
 /** Saves to memory, as rst_save() but without any file.
  *  @param[out] out a buffer to free with rst_free().
@@ -341,14 +346,16 @@ RST_API rst_status rst_save_to_buffer(rst_engine *e, void **out, size_t *len);
  *          engine's own callbacks. */
 RST_API rst_status rst_restore_from_buffer(rst_engine *e, const void *data, size_t len);
 /** Deletes the saved state (force-quit): the archive, its set-aside
- *  `.crashed-*` copies, leftover temporary files and markers.
+ *  `.crashed-*` copies, leftover temporary files and markers; waits for a
+ *  save in progress (the lock).
  *  @return RST_OK, also when there was none; RST_ERR_INVALID (NULL engine,
  *          no archive_path); RST_ERR_IO; RST_ERR_STATE from one of the
  *          engine's own callbacks. */
 RST_API rst_status rst_discard(rst_engine *e);
 /** Reads only the header of the archive at `path` (the whole file is still
  *  validated). @param[out] out one allocation, strings included: rst_free() it.
- *  @return RST_OK; RST_ERR_INVALID (NULL path or out); RST_ERR_NOT_FOUND;
+ *  @return RST_OK; RST_ERR_INVALID (NULL path or out, or a path that is not
+ *          valid UTF-8, as in rst_engine_create()); RST_ERR_NOT_FOUND;
  *          RST_ERR_IO; RST_ERR_CORRUPT, RST_ERR_VERSION, RST_ERR_LIMIT;
  *          RST_ERR_NOMEM. */
 RST_API rst_status rst_read_archive_info(const char *path, rst_archive_info **out);

@@ -336,7 +336,9 @@ extension CFace {
     public static func read_archive_info(_ path: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_archive_info>?>!) -> rst_status {
         guard let path else { return fail(.invalid, "rst_read_archive_info: path is NULL") }
         guard let out else { return fail(.invalid, "rst_read_archive_info: out is NULL") }
-        let p = String(cString: path)
+        // Refused like rst_engine_create's paths: String(cString:) would replace
+        // the bytes with U+FFFD and open another file.
+        guard let p = String(validatingCString: path) else { return fail(.invalid, "rst_read_archive_info: path is not valid UTF-8") }
         do {
             let bytes = try FileStore.read(p)
             let reader = try bytes.withUnsafeBytes { b in

@@ -708,7 +708,7 @@ public final class Engine {
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path) }
         }.get()
-        CrashGuard.clear(path)
+        if let w = CrashGuard.clear(path) { log(.warning, w) }
     }
 
     // MARK: restore
@@ -722,12 +722,18 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.restoring) }
         let bytes = try FileStore.read(path)
-        if configuration.crashGuard, let owner = CrashGuard.read(path), !CrashGuard.isAlive(owner) {
-            let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
-            CrashGuard.clear(path)
-            let msg = "a process (pid \(owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)' and will not be restored again"
-            log(.error, msg)
-            throw RestorationFailure(.rejected, msg)
+        if configuration.crashGuard {
+            switch bytes.withUnsafeBytes({ CrashGuard.examine(path, bytes: $0) }) {
+            case .none: break
+            case .ignore(let warning): log(.warning, warning)
+            case .unreadable(let failure): throw failure
+            case .crashed(let marker):
+                let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
+                if let w = CrashGuard.clear(path) { log(.warning, w) }
+                let msg = "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)' and will not be restored again"
+                log(.error, msg)
+                throw RestorationFailure(.rejected, msg)
+            }
         }
         let reader = try validate(bytes, source: "archive '\(path)'")
         try runRestore(reader, markerFor: configuration.crashGuard ? path : nil)
@@ -779,14 +785,13 @@ public final class Engine {
         defer { operation = nil }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
-        var guarded = markerPath
+        var guarded: CrashGuard.Token?
         if let markerPath {
-            do { try CrashGuard.write(markerPath) } catch {
+            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
-                guarded = nil
             }
         }
-        defer { if let guarded { CrashGuard.clear(guarded) } }
+        defer { if let guarded, let w = CrashGuard.end(guarded) { log(.warning, w) } }
 
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")

@@ -29,18 +29,33 @@ public enum FileStore {
     static let tempInfix = ".tmp-"
     static let crashedInfix = ".crashed-"
 
-    /// Moves an fd out of 0...2 so that stray writes to stdio cannot land in the archive.
-    private static func highFD(_ fd: Int32) -> Int32 {
-        guard fd >= 0, fd <= 2 else { return fd }
-        let moved = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-        close(fd)
-        return moved
+    /// Retries a call interrupted by a signal (EINTR), at most this many times in a row.
+    static let maxInterrupts = 100
+    /// A lock file replaced (by discards) this many times in a row while waiting is an error.
+    static let maxLockAttempts = 10_000
+    /// A write that returns 0 this many times in a row is a full disk (SQLite: SQLITE_FULL).
+    static let maxZeroWrites = 8
+
+    /// `body` again while it fails with EINTR (bounded: an endless EINTR is reported).
+    @inline(__always)
+    static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
+        var tries = 0
+        while true {
+            let r = body()
+            if r >= 0 || errno != EINTR || tries >= maxInterrupts { return r }
+            tries += 1
+        }
     }
 
     /// The kind of a non-regular file, for messages; nil when regular or absent.
     static func nonRegularKind(_ path: String) -> String? {
         var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
+        guard retrying({ FileIO.lstat(path, &st) }) == 0 else { return nil }
+        return kind(st)
+    }
+
+    /// "a FIFO", "a directory"...; nil for a regular file.
+    public static func kind(_ st: stat) -> String? {
         switch st.st_mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFLNK: return "a symbolic link"
@@ -52,66 +67,153 @@ public enum FileStore {
         }
     }
 
+    /// Opens (creating it) and locks `<archive>.lock` exclusively; returns its
+    /// fd. The lock file is checked to still be the one at its path once
+    /// locked: `discard` removes it while holding it, and a saver that was
+    /// waiting on the removed file must lock the new one instead.
+    static func lock(_ archive: String, _ what: String) throws(RestorationFailure) -> Int32 {
+        let lp = lockPath(archive)
+        for _ in 0..<maxLockAttempts {
+            let raw = retrying { FileIO.open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
+            guard raw >= 0 else {
+                throw RestorationFailure(.io, "\(what): cannot open lock file '\(lp)': \(errnoText())")
+            }
+            let fd = try aboveStdio(raw, "\(what): the lock file '\(lp)'")
+            var st = stat()
+            guard FileIO.fstat(fd, &st) == 0 else {
+                let e = errno
+                _ = FileIO.close(fd)
+                throw RestorationFailure(.io, "\(what): cannot examine lock file '\(lp)': \(errnoText(e))")
+            }
+            if let k = kind(st) {
+                _ = FileIO.close(fd)
+                throw RestorationFailure(.io, "\(what): lock file '\(lp)' is \(k), not a regular file")
+            }
+            if retrying({ FileIO.flock(fd, LOCK_EX) }) != 0 {
+                let e = errno
+                _ = FileIO.close(fd)
+                throw RestorationFailure(.io, "\(what): cannot lock '\(lp)': \(errnoText(e))")
+            }
+            var now = stat()
+            if FileIO.lstat(lp, &now) == 0 {
+                if now.st_dev == st.st_dev && now.st_ino == st.st_ino { return fd }
+            } else if errno != ENOENT {
+                let e = errno
+                _ = FileIO.close(fd)
+                throw RestorationFailure(.io, "\(what): cannot examine lock file '\(lp)': \(errnoText(e))")
+            }
+            // Removed or replaced (by a discard) while we waited: lock the file now there.
+            _ = FileIO.close(fd)
+        }
+        throw RestorationFailure(.io, "\(what): lock file '\(lp)' kept being replaced while waiting for it")
+    }
+
+    /// Moves an fd out of 0...2 (closing the original) so that stray writes
+    /// to stdio cannot land in the archive; on failure the fd is closed.
+    static func aboveStdio(_ fd: Int32, _ what: @autoclosure () -> String) throws(RestorationFailure) -> Int32 {
+        guard fd >= 0, fd <= 2 else { return fd }
+        let moved = FileIO.dupAbove2(fd)
+        let e = errno
+        _ = FileIO.close(fd)
+        guard moved >= 0 else {
+            throw RestorationFailure(.io, "\(what()) was opened on descriptor \(fd) (stdin, stdout or stderr is closed) and cannot be moved above 2: \(errnoText(e))")
+        }
+        return moved
+    }
+
     /// Replaces `path` with `bytes` atomically and durably: a temporary file
-    /// in the same directory (mode 0600), fsync, rename, fsync of the
-    /// directory. Concurrent savers (threads or processes) serialize on an
-    /// advisory lock beside the archive. On failure the old archive is
-    /// untouched and no temporary file is left.
+    /// in the same directory (mode 0600, never fd 0–2), fsync, close, rename,
+    /// fsync of the directory (syncfs through the new archive when the
+    /// directory cannot be opened). Concurrent savers and discards (threads
+    /// or processes) serialize on an advisory lock beside the archive. On
+    /// failure before the rename the old archive is untouched and no
+    /// temporary file is left; a failure after it says that the new archive
+    /// is in place but not durable.
     public static func atomicWrite(_ bytes: UnsafeRawBufferPointer, to path: String) throws(RestorationFailure) {
+        let what = "cannot save to '\(path)'"
         if let kind = nonRegularKind(path) {
-            throw RestorationFailure(.io, "cannot save to '\(path)': it is \(kind); refusing to replace it")
+            throw RestorationFailure(.io, "\(what): it is \(kind); refusing to replace it")
         }
         let dir = directory(of: path)
         let base = baseName(of: path)
 
-        // Serialize savers of this archive.
-        let lockFD = highFD(open(lockPath(path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600))
-        guard lockFD >= 0 else {
-            throw RestorationFailure(.io, "cannot save to '\(path)': cannot open lock file '\(lockPath(path))': \(errnoText())")
-        }
-        defer { close(lockFD) }
-        while flock(lockFD, LOCK_EX) != 0 {
-            if errno != EINTR { throw RestorationFailure(.io, "cannot save to '\(path)': cannot lock '\(lockPath(path))': \(errnoText())") }
-        }
+        let lockFD = try lock(path, what)
+        defer { _ = FileIO.close(lockFD) }
 
         // Temporaries left by a crashed save are ours to remove (we hold the lock).
         removeSiblings(of: path, infix: tempInfix)
 
         let tmp = "\(dir)/\(base)\(tempInfix)\(getpid())-\(nextTempCounter())"
-        let fd = highFD(open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600))
-        guard fd >= 0 else {
-            throw RestorationFailure(.io, "cannot save to '\(path)': cannot create temporary file '\(tmp)': \(errnoText())")
+        let raw = retrying { FileIO.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        guard raw >= 0 else {
+            throw RestorationFailure(.io, "\(what): cannot create temporary file '\(tmp)': \(errnoText())")
         }
-        var ok = false
-        defer { if !ok { unlink(tmp) } }
+        // The temporary exists from here on: every failure below removes it.
+        var renamed = false
+        defer { if !renamed { _ = retrying { FileIO.unlink(tmp) } } }
+        let fd = try aboveStdio(raw, "\(what): the temporary file '\(tmp)' (now removed)")
         do {
-            defer { close(fd) }
-            var off = 0
+            var open = true
+            defer { if open { _ = FileIO.close(fd) } }
+            var off = 0, zeros = 0, interrupts = 0
             while off < bytes.count {
-                let n = write(fd, bytes.baseAddress! + off, bytes.count - off)
+                let n = FileIO.write(fd, bytes.baseAddress! + off, bytes.count - off)
                 if n < 0 {
-                    if errno == EINTR { continue }
-                    throw RestorationFailure(.io, "cannot save to '\(path)': writing '\(tmp)' failed after \(off) of \(bytes.count) bytes: \(errnoText())")
+                    let e = errno
+                    if e == EINTR && interrupts < maxInterrupts { interrupts += 1; continue }
+                    throw RestorationFailure(.io, "\(what): writing '\(tmp)' failed after \(off) of \(bytes.count) bytes: \(errnoText(e)); the old archive is kept")
                 }
+                if n == 0 {
+                    zeros += 1
+                    if zeros < maxZeroWrites { continue }
+                    throw RestorationFailure(.io, "\(what): writing '\(tmp)' made no progress after \(off) of \(bytes.count) bytes (write returned 0 \(zeros) times): the disk is full (\(errnoText(ENOSPC))); the old archive is kept")
+                }
+                zeros = 0
+                interrupts = 0
                 off += n
             }
             // No retry after a failed fsync: the page cache may have dropped the data.
-            if fsync(fd) != 0 {
-                throw RestorationFailure(.io, "cannot save to '\(path)': fsync of '\(tmp)' failed: \(errnoText()); the old archive is kept")
+            if retrying({ FileIO.fsync(fd) }) != 0 {
+                throw RestorationFailure(.io, "\(what): fsync of '\(tmp)' failed: \(errnoText()); the old archive is kept")
+            }
+            open = false
+            // close reports write-back errors on some file systems (NFS); EINTR still closes the fd on Linux.
+            if FileIO.close(fd) != 0 && errno != EINTR {
+                throw RestorationFailure(.io, "\(what): closing '\(tmp)' failed: \(errnoText()); the old archive is kept")
             }
         }
-        if rename(tmp, path) != 0 {
-            throw RestorationFailure(.io, "cannot save to '\(path)': rename from '\(tmp)' failed: \(errnoText())")
+        if retrying({ FileIO.rename(tmp, path) }) != 0 {
+            throw RestorationFailure(.io, "\(what): rename from '\(tmp)' failed: \(errnoText()); the old archive is kept")
         }
-        ok = true
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        renamed = true
+        try syncDirectory(of: path)
+    }
+
+    /// Makes the rename that just replaced `path` durable: fsync of its
+    /// directory; when the directory cannot be opened (mode 0333 for a
+    /// non-root user: EACCES), syncfs of its file system through the archive.
+    static func syncDirectory(of path: String) throws(RestorationFailure) {
+        let dir = directory(of: path)
+        let notDurable = "the new archive '\(path)' is in place but not durable (it may not survive a power loss)"
+        let dfd = retrying { FileIO.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         if dfd >= 0 {
-            let r = fsync(dfd)
+            let r = retrying { FileIO.fsync(dfd) }
             let e = errno
-            close(dfd)
-            if r != 0 && e != EINVAL {
-                throw RestorationFailure(.io, "saved '\(path)', but fsync of its directory '\(dir)' failed: \(errnoText(e)); the rename may not survive a power loss")
-            }
+            _ = FileIO.close(dfd)
+            // EINVAL: the file system has no directory fsync (its renames are synchronous).
+            if r == 0 || e == EINVAL { return }
+            throw RestorationFailure(.io, "\(notDurable): fsync of its directory '\(dir)' failed: \(errnoText(e))")
+        }
+        let openError = errno
+        let fd = retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        guard fd >= 0 else {
+            throw RestorationFailure(.io, "\(notDurable): its directory '\(dir)' cannot be opened to fsync it (\(errnoText(openError))), nor the archive to syncfs it (\(errnoText()))")
+        }
+        let r = retrying { FileIO.syncfs(fd) }
+        let e = errno
+        _ = FileIO.close(fd)
+        if r != 0 {
+            throw RestorationFailure(.io, "\(notDurable): its directory '\(dir)' cannot be opened to fsync it (\(errnoText(openError))), and syncfs failed: \(errnoText(e))")
         }
     }
 
@@ -124,15 +226,15 @@ public enum FileStore {
     /// Reads a whole archive file, refusing more than `limit` bytes before reading.
     public static func read(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO must not wait for a writer (the S_IFREG check below refuses it).
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             let e = errno
             if e == ENOENT { throw RestorationFailure(.notFound, "there is no archive at '\(path)'") }
             throw RestorationFailure(.io, "cannot open archive '\(path)': \(errnoText(e))")
         }
-        defer { close(fd) }
+        defer { _ = FileIO.close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw RestorationFailure(.io, "cannot stat archive '\(path)': \(errnoText())") }
+        guard FileIO.fstat(fd, &st) == 0 else { throw RestorationFailure(.io, "cannot stat archive '\(path)': \(errnoText())") }
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw RestorationFailure(.io, "archive '\(path)' is not a regular file")
         }
@@ -141,46 +243,54 @@ public enum FileStore {
             throw RestorationFailure(.limit, "archive '\(path)' is \(size) bytes; the limit is \(limit) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         var out = [UInt8](repeating: 0, count: size)
-        var off = 0
         try out.withUnsafeMutableBytes { buf in Result { () throws(RestorationFailure) in
+            var off = 0, interrupts = 0
             while off < size {
-                let n = Glibc.read(fd, buf.baseAddress! + off, size - off)
+                let n = FileIO.read(fd, buf.baseAddress! + off, size - off)
                 if n < 0 {
-                    if errno == EINTR { continue }
-                    throw RestorationFailure(.io, "reading archive '\(path)' failed at byte \(off): \(errnoText())")
+                    let e = errno
+                    if e == EINTR && interrupts < maxInterrupts { interrupts += 1; continue }
+                    throw RestorationFailure(.io, "reading archive '\(path)' failed at byte \(off) of \(size): \(errnoText(e))")
                 }
-                if n == 0 { break }
+                if n == 0 {
+                    throw RestorationFailure(.io, "reading archive '\(path)' stopped at byte \(off) of \(size): the file shrank while it was read (another program truncated it)")
+                }
+                interrupts = 0
                 off += n
             }
         } }.get()
-        if off < size { out.removeSubrange(off...) }
         return out
     }
 
-    /// Files beside `archive` whose names start with the archive's name plus `infix`.
-    public static func siblings(of archive: String, infix: String) -> [String] {
+    /// Files beside `archive` whose names start with the archive's name plus
+    /// `infix`; nil (with errno) when the directory cannot be listed.
+    static func listSiblings(of archive: String, infix: String) -> [String]? {
         let dir = directory(of: archive)
-        let prefix = baseName(of: archive) + infix
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
+        let prefix = Array((baseName(of: archive) + infix).utf8)
+        guard let names = FileIO.listDirectory(dir) else { return nil }
         var out: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasPrefix(prefix) { out.append("\(dir)/\(name)") }
+        // Names that are not UTF-8 are never the engine's (it makes only UTF-8 names).
+        for n in names where n.starts(with: prefix) {
+            if let s = String(validating: n, as: UTF8.self) { out.append("\(dir)/\(s)") }
         }
         return out.sorted()
     }
 
+    /// Files beside `archive` whose names start with the archive's name plus `infix`.
+    public static func siblings(of archive: String, infix: String) -> [String] {
+        listSiblings(of: archive, infix: infix) ?? []
+    }
+
+    /// Best effort (a save removes stale temporaries; failing that is harmless).
     static func removeSiblings(of archive: String, infix: String) {
-        for p in siblings(of: archive, infix: infix) { unlink(p) }
+        for p in siblings(of: archive, infix: infix) { _ = retrying { FileIO.unlink(p) } }
     }
 
     /// Every file the engine keeps for `archive`, the archive included, that exists now.
     public static func stateFiles(of archive: String) -> [String] {
         var out: [String] = []
-        for p in [archive, markerPath(archive), lockPath(archive)] where access(p, F_OK) == 0 || nonRegularKind(p) != nil {
+        var st = stat()
+        for p in [archive, markerPath(archive), lockPath(archive)] where FileIO.lstat(p, &st) == 0 {
             out.append(p)
         }
         out += siblings(of: archive, infix: crashedInfix)
@@ -188,21 +298,80 @@ public enum FileStore {
         return out
     }
 
-    /// Removes the archive and everything kept beside it. Missing files are fine.
+    /// Removes the archive and everything kept beside it. Missing files are
+    /// fine. Holds the archive's lock, so a save in progress (in any
+    /// process) finishes first and its temporary file is never removed
+    /// under it; the lock file goes last, still locked.
     public static func discard(_ archive: String) throws(RestorationFailure) {
-        for p in stateFiles(of: archive) {
-            if unlink(p) != 0 && errno != ENOENT {
-                throw RestorationFailure(.io, "cannot remove '\(p)': \(errnoText())")
+        let what = "cannot discard '\(archive)'"
+        let lockFD: Int32
+        do {
+            lockFD = try lock(archive, what)
+        } catch {
+            // No directory (or no way to create a lock file in it): fine when there is nothing to remove.
+            var st = stat()
+            if FileIO.lstat(directory(of: archive), &st) != 0 && errno == ENOENT { return }
+            if stateFiles(of: archive).isEmpty, listSiblings(of: archive, infix: "") != nil { return }
+            throw error
+        }
+        defer { _ = FileIO.close(lockFD) }
+        func remove(_ p: String) throws(RestorationFailure) {
+            if retrying({ FileIO.unlink(p) }) != 0 && errno != ENOENT {
+                throw RestorationFailure(.io, "\(what): cannot remove '\(p)': \(errnoText())")
             }
         }
+        try remove(archive)
+        try remove(markerPath(archive))
+        for infix in [crashedInfix, tempInfix] {
+            guard let list = listSiblings(of: archive, infix: infix) else {
+                throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its set-aside copies and temporary files: \(errnoText())")
+            }
+            for p in list { try remove(p) }
+        }
+        // The lock file goes too, unless a saver is waiting on it (it would
+        // wake up on a removed file and have to queue again behind the next
+        // discard: with discards in a loop it could starve).
+        if !hasWaiters(lockFD) { try remove(lockPath(archive)) }
+    }
+
+    /// True when another open file description waits for the flock held on
+    /// `fd` (a "->" line for its inode in /proc/locks).
+    static func hasWaiters(_ fd: Int32) -> Bool {
+        var st = stat()
+        guard Glibc.fstat(fd, &st) == 0 else { return false }
+        let dev = UInt64(st.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        func hex2(_ v: UInt64) -> String { let h = String(v, radix: 16); return h.count < 2 ? "0" + h : h }
+        let id = "\(hex2(major)):\(hex2(minor)):\(st.st_ino)"
+        let lf = Glibc.open("/proc/locks", O_RDONLY | O_CLOEXEC)
+        guard lf >= 0 else { return false }
+        defer { Glibc.close(lf) }
+        var text: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while text.count < 8 << 20 {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(lf, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            text += buf[0..<n]
+        }
+        for line in text.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: " "))
+            guard fields.count > 5, fields.contains(where: { $0.elementsEqual("->".utf8) }),
+                  fields.contains(where: { $0.elementsEqual("FLOCK".utf8) }),
+                  fields.contains(where: { $0.elementsEqual(id.utf8) }) else { continue }
+            return true
+        }
+        return false
     }
 
     /// Renames the archive to `<archive>.crashed-<UTC ms>`; returns the new path.
     static func setAside(_ archive: String, nowMs: Int64) throws(RestorationFailure) -> String {
         var target = "\(archive)\(crashedInfix)\(nowMs)"
         var n = 1
-        while access(target, F_OK) == 0 { target = "\(archive)\(crashedInfix)\(nowMs)-\(n)"; n += 1 }
-        if rename(archive, target) != 0 {
+        var st = stat()
+        while FileIO.lstat(target, &st) == 0 { target = "\(archive)\(crashedInfix)\(nowMs)-\(n)"; n += 1 }
+        if retrying({ FileIO.rename(archive, target) }) != 0 {
             throw RestorationFailure(.io, "cannot set aside archive '\(archive)' as '\(target)': \(errnoText())")
         }
         return target

@@ -15,7 +15,7 @@ struct DiscoveredFile {
     /// just before dlopen.
     let device: UInt64
     let inode: UInt64
-    /// Why the file can never load (not a regular file, unsafe mode or
+    /// Why the file can never load (a symbolic link, unsafe mode or
     /// owner, unsafe plugin_dir); nil when it may be loaded.
     let problem: String?
 }
@@ -26,7 +26,9 @@ struct DiscoveredFile {
 /// followed), sorted by name byte-wise so the result does not depend on
 /// readdir order. A file or directory writable by group or others, or owned
 /// by someone other than this process's user or root, is marked unusable;
-/// so is a second name (hard link) of a file already listed.
+/// so are a symbolic link and a second name (hard link) of a file already
+/// listed. Other entries named `*.so` (directories, FIFOs, sockets, devices)
+/// are not plugins: traced, not listed, not counted as rejected.
 enum Discovery {
     struct Result {
         /// The canonical absolute plugin_dir.
@@ -99,10 +101,14 @@ enum Discovery {
             }
             var problem: String?
             let type = fst.st_mode & S_IFMT
+            if type != S_IFREG && type != S_IFLNK {
+                // Plugins are the regular files named *.so: a directory, FIFO,
+                // socket or device so named is not a plugin (nor a rejected one).
+                trace("skipping \(name): \(FileStore.kind(fst) ?? "not a regular file"), not a plugin")
+                continue
+            }
             if type == S_IFLNK {
                 problem = "'\(path)' is a symbolic link; plugins must be regular files directly in plugin_dir"
-            } else if type != S_IFREG {
-                problem = "'\(path)' is not a regular file"
             } else if let directoryProblem {
                 problem = directoryProblem
             } else {

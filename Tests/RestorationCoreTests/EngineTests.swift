@@ -143,7 +143,9 @@ final class EngineTests: XCTestCase {
         try e.save()
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
         // A marker left by a process that no longer exists.
-        try "pid=999999\nstart=1\nboot=\(SystemInfo.bootID)\n".write(toFile: FileStore.markerPath(path), atomically: true, encoding: .utf8)
+        let dead = CrashGuard.Marker(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
+                                     archive: original.withUnsafeBytes { CrashGuard.identity(of: $0) })
+        try CrashGuard.encode(dead).write(toFile: FileStore.markerPath(path), atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try e.restore()) { err in
             let f = err as! RestorationFailure
             XCTAssertEqual(f.status, .rejected)
@@ -167,7 +169,9 @@ final class EngineTests: XCTestCase {
         _ = try e.register(identifier: "A", parent: nil, className: nil, behavior: nil)
         try e.save()
         let me = CrashGuard.current
-        try "pid=\(me.pid)\nstart=\(me.start)\nboot=\(me.boot)\n".write(toFile: FileStore.markerPath(path), atomically: true, encoding: .utf8)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let live = CrashGuard.Marker(owner: me, archive: bytes.withUnsafeBytes { CrashGuard.identity(of: $0) })
+        try CrashGuard.encode(live).write(toFile: FileStore.markerPath(path), atomically: true, encoding: .utf8)
         XCTAssertNoThrow(try e.restore())
     }
 

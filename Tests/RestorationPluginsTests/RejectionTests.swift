@@ -63,7 +63,7 @@ final class RejectionTests: XCTestCase {
             try compilePlugin(Fixtures.simple, to: plugins + "/i-other-owner.so", defines: ["TAG=\"other\"", "CLASS1=\"X1\"", "CLASS2=\"X2\""])
             XCTAssertEqual(chown(plugins + "/i-other-owner.so", 4242, 4242), 0)
         }
-        // A symlink to a good plugin, and a directory named like a plugin.
+        // A symlink to a good plugin (rejected), and a directory named like a plugin (not a plugin: skipped).
         XCTAssertEqual(symlink(plugins + "/m-good.so", plugins + "/j-symlink.so"), 0)
         mkdir(plugins + "/k-directory.so", 0o755)
         // A hard link: one file under two names loads once.
@@ -84,7 +84,7 @@ final class RejectionTests: XCTestCase {
         let byName = Dictionary(uniqueKeysWithValues: list.map { ($0.fileName, $0) })
         var expected = ["a-not-elf.so", "b-foreign-machine.so", "b-truncated.so", "c-no-manifest.so", "d-null-manifest.so", "e-abi3.so",
                         "f-init-fails.so", "g-group-writable.so", "h-world-writable.so", "j-symlink.so",
-                        "k-directory.so", "m-good.so", "n-hard-link.so"]
+                        "m-good.so", "n-hard-link.so"]
         if canChown { expected.append("i-other-owner.so") }
         XCTAssertEqual(list.map(\.fileName), expected.sorted(), "sorted, *.so only, no dot-files, no recursion")
 
@@ -106,7 +106,7 @@ final class RejectionTests: XCTestCase {
         rejected("h-world-writable.so", "writable by others")
         if canChown { rejected("i-other-owner.so", "owned by uid 4242") }
         rejected("j-symlink.so", "symbolic link")
-        rejected("k-directory.so", "not a regular file")
+        XCTAssertNil(byName["k-directory.so"], "a directory named *.so is not a plugin: neither listed nor counted as rejected")
         rejected("n-hard-link.so", "same file as 'm-good.so'")
         XCTAssertEqual(byName["m-good.so"]?.state, RST_PLUGIN_LOADED)
         XCTAssertEqual(byName["e-abi3.so"]?.name, "", "nothing of a rejected manifest is trusted")

@@ -198,7 +198,12 @@ final class ErrorTests: XCTestCase {
         XCTAssertEqual(b.lastRestoreReport?.restored, 1)
 
         // A process that died while restoring left its marker behind.
-        try "pid=2147483000\nstart=1\nboot=gone\n".write(toFile: url.path + ".restoring", atomically: false, encoding: .utf8)
+        // (The marker format: RestorationCore/CrashGuard.swift; it names this boot and these archive bytes.)
+        let bytes = [UInt8](try Data(contentsOf: url))
+        let boot = (try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let crc = bytes.suffix(4).map { String(format: "%02x", $0) }.joined()
+        try "restoration-crash-marker 1\npid=2147483000\nstart=1\nboot=\(boot)\narchive=\(bytes.count):\(crc)\nend\n"
+            .write(toFile: url.path + ".restoring", atomically: false, encoding: .utf8)
         let logs = LogBox()
         a.log = logs.handler()
         XCTAssertThrowsError(try a.restore()) { e in

@@ -11,6 +11,7 @@
  */
 #include "check.h"
 #include <signal.h>
+#include <sys/stat.h>
 
 static int callbacks;
 static const char *crash_mode;
@@ -30,6 +31,29 @@ static void dec(void *inst, rst_coder *c) {
 static void fin(void *inst) { (void)inst; callbacks++; }
 static const rst_object_callbacks cbs = { enc, dec, fin, NULL };
 static bool should_restore(rst_engine *e, const rst_archive_info *i, void *ctx) { (void)e; (void)i; (void)ctx; callbacks++; return true; }
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "crashloop: FAILED: rst_restore blocked for 5 s on a FIFO at the crash-loop marker's path\n";
+    if (write(2, msg, sizeof msg - 1) < 0) { /* nothing to do */ }
+    _exit(1);
+}
+
+/* A valid marker (see CrashGuard.swift) for the archive as it is now:
+   process `pid` with start time `start`, of boot `boot` (NULL: this boot). */
+static char *fake_marker(const char *archive, int pid, const char *start, const char *boot) {
+    size_t n = 0;
+    unsigned char *b = read_file(archive, &n);
+    CHECK(b != NULL && n >= 4);
+    char this_boot[64] = "unknown";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) { if (fgets(this_boot, sizeof this_boot, f) == NULL) strcpy(this_boot, "unknown"); fclose(f); }
+    this_boot[strcspn(this_boot, " \n")] = '\0';
+    char *m = xasprintf("restoration-crash-marker 1\npid=%d\nstart=%s\nboot=%s\narchive=%zu:%02x%02x%02x%02x\nend\n",
+                        pid, start, boot ? boot : this_boot, n, b[n - 4], b[n - 3], b[n - 2], b[n - 1]);
+    free(b);
+    return m;
+}
 
 static rst_engine *engine(const char *archive, uint32_t flags) {
     rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
@@ -140,19 +164,69 @@ int main(int argc, char **argv) {
         CHECK_OK(rst_restore(e)); /* and again */
 
         /* a stale marker of this very pid but another start time is a dead process */
-        char *fake = xasprintf("pid=%d\nstart=1\nboot=not-this-boot\n", (int)getpid());
+        char *fake = fake_marker(archive, (int)getpid(), "1", NULL);
         write_file(marker, fake, strlen(fake));
         CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
         CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 2);
-        /* a marker that cannot be parsed still means a restore never ended */
+        /* a marker that cannot be parsed (foreign, torn, empty, of an older
+           format) never condemns the archive: ignored with a warning, replaced */
         CHECK_OK(rst_save(e));
         CHECK(!file_exists(marker));
-        write_file(marker, "\x01garbage", 8);
+        const char *unusable[] = { "\x01garbage", "", "pid=1\nstart=1\nboot=x\n", NULL };
+        for (int i = 0; unusable[i]; i++) {
+            write_file(marker, unusable[i], strlen(unusable[i]));
+            log_text[0] = '\0';
+            callbacks = 0;
+            CHECK_OK(rst_restore(e));
+            CHECK(callbacks > 0);
+            CHECK_MSG(strstr(log_text, "ignoring crash-loop marker") != NULL, "no warning for unusable marker %d: %s", i, log_text);
+            CHECK(!file_exists(marker));
+            CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 2);
+        }
+        /* a torn marker: every proper prefix of a valid one is ignored */
+        size_t flen = strlen(fake);
+        for (size_t cut = 0; cut < flen; cut++) {
+            write_file(marker, fake, cut);
+            CHECK_MSG(rst_restore(e) == RST_OK, "a marker torn at byte %zu of %zu condemned the archive: %s", cut, flen, rst_last_error());
+        }
+        /* a marker of an earlier boot, or naming another version of the archive, condemns nothing */
+        char *other_boot = fake_marker(archive, (int)getpid(), "1", "not-this-boot");
+        write_file(marker, other_boot, strlen(other_boot));
+        CHECK_OK(rst_restore(e));
+        char *other_archive = fake_marker(archive, (int)getpid(), "1", NULL);
+        char *colon = strstr(other_archive, "archive=");
+        CHECK(colon != NULL);
+        colon[8] = colon[8] == '9' ? '8' : '9'; /* another size */
+        write_file(marker, other_archive, strlen(other_archive));
+        CHECK_OK(rst_restore(e));
+        CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 2);
+        free(other_boot); free(other_archive);
+        /* a FIFO at the marker's path: no hang, the restore runs (unguarded, with a warning) */
+        CHECK(mkfifo(marker, 0600) == 0);
+        signal(SIGALRM, on_alarm);
+        alarm(5);
+        log_text[0] = '\0';
+        callbacks = 0;
+        CHECK_OK(rst_restore(e));
+        alarm(0);
+        CHECK(callbacks > 0);
+        CHECK_MSG(strstr(log_text, "FIFO") != NULL, "no warning naming the FIFO: %s", log_text);
+        struct stat fst;
+        CHECK(lstat(marker, &fst) == 0 && S_ISFIFO(fst.st_mode));
+        CHECK(unlink(marker) == 0);
+        CHECK(rst_save(e) == RST_OK);
+        CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 2);
+        /* back to where the rest of this program expects: 3 set-aside copies */
+        free(fake);
+        fake = fake_marker(archive, (int)getpid(), "1", NULL);
+        write_file(marker, fake, strlen(fake));
         CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
         CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 3);
 
         /* rst_save clears a marker left by a dead restore */
         CHECK_OK(rst_save(e));
+        free(fake);
+        fake = fake_marker(archive, (int)getpid(), "1", NULL);
         write_file(marker, fake, strlen(fake));
         CHECK_OK(rst_save(e));
         CHECK(!file_exists(marker));
