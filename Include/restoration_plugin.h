@@ -62,10 +62,12 @@
  * Before dlopen, each file's ELF header and segments are checked against its
  * size and this machine (glibc can crash the process on a truncated ELF), and
  * a second name (hard link) of a file already listed is rejected, so one file
- * loads once. Files that can never load (unsafe mode or owner, symlink, not a
- * regular file, hard link) show as RST_PLUGIN_REJECTED in rst_list_plugins()
- * before anything is loaded, and count in plugins_rejected once the engine
- * loads its plugins.
+ * loads once. Files that can never load (unsafe mode or owner, symlink, hard
+ * link) show as RST_PLUGIN_REJECTED in rst_list_plugins() before anything is
+ * loaded, and count in plugins_rejected once the engine loads its plugins.
+ * Other entries named *.so that are not regular files (directories, FIFOs,
+ * sockets, devices) are not plugins: they are traced under
+ * RESTORATION_DEBUG_PLUGINS, not listed and not counted.
  */
 #ifndef RESTORATION_PLUGIN_H
 #define RESTORATION_PLUGIN_H
