@@ -8,17 +8,19 @@ import Glibc
 // to create it with permission 0700"). Each directory created is made
 // durable (fsync of its parent) before the archive is written into it, so a
 // power loss cannot keep the archive and lose the folder that names it.
+// Every call goes through FileIO, so the fault-injection tests reach it.
 
 extension FileStore {
     /// Creates the missing directories above `path` (the archive's own
     /// folder and any missing ancestor), mode 0700, parents first. Nothing
     /// happens when the folder exists. A component that exists but is not a
-    /// directory, or a directory that cannot be created, fails with a
-    /// sentence naming it and the errno; directories already created stay.
+    /// directory, or a directory that cannot be created or made durable,
+    /// fails with a sentence naming it and the errno; directories already
+    /// created stay (a later save goes on from them).
     public static func createArchiveDirectory(for path: String) throws(RestorationFailure) {
         let dir = directory(of: path)
         var st = stat()
-        if stat(dir, &st) == 0 {
+        if FileIO.stat(dir, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { return }
             throw RestorationFailure(.io, "cannot save to '\(path)': '\(dir)' exists and is not a directory")
         }
@@ -26,8 +28,8 @@ extension FileStore {
         var missing: [String] = []
         var cursor = dir
         while true {
-            if lstat(cursor, &st) == 0 {
-                guard (st.st_mode & S_IFMT) == S_IFDIR || ((st.st_mode & S_IFMT) == S_IFLNK && stat(cursor, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR) else {
+            if FileIO.stat(cursor, &st) == 0 {
+                guard (st.st_mode & S_IFMT) == S_IFDIR else {
                     throw RestorationFailure(.io, "cannot save to '\(path)': '\(cursor)' exists and is not a directory")
                 }
                 break
@@ -42,17 +44,19 @@ extension FileStore {
             cursor = parent
         }
         for d in missing.reversed() {
-            if mkdir(d, 0o700) != 0 && errno != EEXIST {
+            if FileIO.mkdir(d, 0o700) != 0 && errno != EEXIST {
                 throw RestorationFailure(.io, "cannot save to '\(path)': the folder '\(dir)' does not exist and creating '\(d)' failed: \(errnoText())")
             }
             let parent = directory(of: d)
-            let pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let pfd = FileIO.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard pfd >= 0 else {
                 throw RestorationFailure(.io, "cannot save to '\(path)': created '\(d)' but cannot open its parent '\(parent)' to make it durable: \(errnoText())")
             }
-            defer { close(pfd) }
-            if fsync(pfd) != 0 {
-                throw RestorationFailure(.io, "cannot save to '\(path)': created '\(d)' but fsync of '\(parent)' failed: \(errnoText())")
+            let synced = FileIO.fsync(pfd)
+            let e = errno
+            _ = FileIO.close(pfd)
+            if synced != 0 {
+                throw RestorationFailure(.io, "cannot save to '\(path)': created '\(d)' but fsync of '\(parent)' failed: \(errnoText(e))")
             }
         }
     }

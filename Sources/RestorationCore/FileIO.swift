@@ -7,14 +7,14 @@ import Musl
 /// The file-system calls of `FileStore` and `CrashGuard`, through one seam.
 ///
 /// Every call the engine makes on the archive's directory (open, close,
-/// read, write, fsync, fstat, lstat, rename, unlink, flock, fcntl, ftruncate,
+/// read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate,
 /// syncfs, opendir/readdir) goes through `FileIO`. In production each is the
 /// libc call plus one thread-local load. A test installs an `IOInterceptor`
 /// on its own thread (`FileIO.withInterceptor`) to fail the Nth call with an
 /// errno, shorten a read or write, or record the calls (the power-loss model
 /// replays them); other threads are never affected.
 enum IOOp: String, CaseIterable, Sendable {
-    case open, close, read, write, fsync, fstat, lstat, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir
+    case open, close, read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir
 }
 
 /// One call, as an interceptor sees it.
@@ -46,6 +46,9 @@ protocol IOInterceptor: AnyObject {
     /// `data` the bytes a write wrote.
     func after(_ call: IOCall, result: Int, data: UnsafeRawBufferPointer?)
 }
+
+/// libc's stat(2) (the name also denotes `struct stat`, and FileIO.stat).
+private func cStat(_ path: String, _ st: UnsafeMutablePointer<stat>) -> Int32 { stat(path, st) }
 
 /// libc's flock(2) (the name also denotes `struct flock`).
 private func cFlock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
@@ -126,6 +129,17 @@ enum FileIO {
         withUnsafeMutablePointer(to: &st) { p in
             Int32(call(IOCall(op: .lstat, path: path)) { _ in Int(Glibc.lstat(path, p)) })
         }
+    }
+
+    /// stat(2): follows symbolic links (lstat does not).
+    static func stat(_ path: String, _ st: inout stat) -> Int32 {
+        withUnsafeMutablePointer(to: &st) { p in
+            Int32(call(IOCall(op: .stat, path: path)) { _ in Int(cStat(path, p)) })
+        }
+    }
+
+    static func mkdir(_ path: String, _ mode: mode_t) -> Int32 {
+        Int32(call(IOCall(op: .mkdir, path: path)) { _ in Int(Glibc.mkdir(path, mode)) })
     }
 
     static func rename(_ from: String, _ to: String) -> Int32 {
