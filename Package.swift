@@ -46,8 +46,10 @@ let package = Package(
 
         .target(name: "RestorationArchive", swiftSettings: hotPath),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
+        // Cross-module optimization: RestorationC's one-line exports inline
+        // the C face's functions, so the split costs no call per value.
         .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
-                swiftSettings: hotPath),
+                swiftSettings: hotPath + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "RestorationCFace", "CRestoration", "CFFI"]),
         // librestoration.so: a SONAME, and only the rst_* symbols exported.
         .target(name: "RestorationC", dependencies: ["RestorationCFace", "RestorationPlugins", "CRestoration"],

@@ -38,9 +38,12 @@ public struct KeyBytes {
 }
 
 /// State an edge keeps with a coder (`Coder.attach`), told when each decode
-/// callback or factory returns.
-public protocol CoderAttachment: AnyObject {
-    func callbackDidEnd()
+/// callback or factory returns. A class (not a protocol) so that the coder
+/// calls it without an existential or reference counting.
+open class CoderAttachment {
+    public init() {}
+    /// The callback that the coder was passed to returned.
+    open func callbackDidEnd() {}
 }
 
 /// The keyed, typed values of one object (`rst_coder`). One per engine,
@@ -91,9 +94,14 @@ public final class Coder {
     /// told when each decode callback or factory returns; `attachmentRef`
     /// is the same object, unretained, for hot paths.
     private var attachment: CoderAttachment?
-    public private(set) var attachmentRef: UnsafeMutableRawPointer?
+    private var attachmentUnmanaged: Unmanaged<CoderAttachment>?
+    public var attachmentRef: UnsafeMutableRawPointer? { attachmentUnmanaged?.toOpaque() }
     /// What the running decode callback or factory reported (`failCallback`).
-    var callbackFailure: RestorationFailure?
+    var callbackFailure: RestorationFailure? {
+        didSet { hasCallbackFailure = callbackFailure != nil }
+    }
+    /// `callbackFailure != nil`, without copying it after every callback.
+    private(set) var hasCallbackFailure = false
 
     init(engine: Engine) {
         self.engine = engine
@@ -143,13 +151,13 @@ public final class Coder {
     func endDecoding() {
         mode = .idle
         node = nil
-        if let a = attachment { a.callbackDidEnd() }
+        if let a = attachmentUnmanaged { a._withUnsafeGuaranteedRef { $0.callbackDidEnd() } }
     }
 
     /// Keeps `a` with this coder for as long as the coder lives.
     public func attach(_ a: CoderAttachment) {
         attachment = a
-        attachmentRef = Unmanaged.passUnretained(a as AnyObject).toOpaque()
+        attachmentUnmanaged = Unmanaged.passUnretained(a)
     }
 
     // MARK: where we are, for messages

@@ -189,7 +189,7 @@ final class RestoreRun {
 
     /// The factory of record r's class: a host class, else a plugin class
     /// (asking the class provider once per name); nil without one.
-    func classFactory(ofRecord r: Int, engine: Engine) -> ClassFactory? {
+    func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
         guard let ci = reader.className(ofRecord: r) else { return nil }
         let i = Int(ci)
         if !classLooked[i] {
@@ -199,7 +199,7 @@ final class RestoreRun {
                 classFactories[i] = Unmanaged.passUnretained(f)
             }
         }
-        return classFactories[i]?.takeUnretainedValue()
+        return classFactories[i]
     }
 }
 
@@ -806,6 +806,7 @@ public final class Engine {
     private func materialize(_ run: RestoreRun) {
         let reader = run.reader, session = run.session
         let rootRef = Unmanaged.passUnretained(root)
+        let fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
         for r in 0..<reader.recordCount {
             let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
@@ -826,10 +827,10 @@ public final class Engine {
             let container = containerRef.takeUnretainedValue()
             var made: ObjectNode? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = invoke(factory, for: r, in: run, container: container, identifier: idBytes)
+                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
             }
-            if made == nil, let fallback {
-                made = invoke(fallback, for: r, in: run, container: container, identifier: idBytes)
+            if made == nil, let fallback = fallbackRef {
+                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
             }
             if let made {
                 session.materialize(r, Unmanaged.passUnretained(made))
@@ -870,7 +871,7 @@ public final class Engine {
                                          depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
             made = f(request).map { UnsafeRawPointer($0.handle) }
         }
-        if let f = coder.takeCallbackFailure() {
+        if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() {
             log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
         }
         guard let made else { return nil }   // v1.1 explain: DECLINED
@@ -882,16 +883,17 @@ public final class Engine {
 
     /// Pass 2: `decode` in the order `Planner` computes. Returns that order.
     private func decode(_ run: RestoreRun) -> [Int32] {
-        let order = Planner.decodeOrder(reader: run.reader, state: run.session.state)
+        let session = run.session
+        let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
         for r32 in order {
-            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 n.call(.decode, coder)
                 coder.endDecoding()
-                if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
+                if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
         }
         return order
@@ -917,10 +919,12 @@ public final class Engine {
 
     /// Pass 3: `finished` in decode order, then `didFinishRestoring`.
     private func finish(_ run: RestoreRun, _ order: [Int32]) {
+        let session = run.session, coder = run.coder
+        let failed = run.failed
         for r32 in order {
-            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
-            if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
-            u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
+            if !failed.isEmpty && failed.contains(Int(r32)) { continue }
+            u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
         }
         didFinishRestoring?()
     }
