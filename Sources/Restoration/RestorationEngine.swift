@@ -98,7 +98,7 @@ public final class RestorationEngine: @unchecked Sendable {
             self.pluginsRejected = pluginsRejected
         }
 
-        init(_ r: RestorationCore.RestoreReport) {
+        init(_ r: RestorationCore.RestoreCounts) {
             self.init(archived: Int(clamping: r.archived), restored: Int(clamping: r.restored), skipped: Int(clamping: r.skipped),
                       pluginsLoaded: Int(clamping: r.pluginsLoaded), pluginsRejected: Int(clamping: r.pluginsRejected))
         }
@@ -235,7 +235,7 @@ public final class RestorationEngine: @unchecked Sendable {
 
     // MARK: - state
 
-    let registry: Registry
+    let registry: ObjectTable
     var core: Engine { registry.core }
 
     /// The options the engine was created with. The closures here are the
@@ -276,7 +276,7 @@ public final class RestorationEngine: @unchecked Sendable {
             // through the host API table, never by linking librestoration.so.
             PluginLoader.attach(to: engine, directory: dir)
         }
-        self.registry = Registry(core: engine)
+        self.registry = ObjectTable(core: engine)
         self.options = options
         self.shouldSave = options.shouldSave
         self.shouldRestore = options.shouldRestore

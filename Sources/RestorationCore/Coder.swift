@@ -207,7 +207,7 @@ public final class Coder {
     func newEncodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
         // A bad key fails the whole save like any other encode error.
-        do { try Validation.key(bytes, location: location) } catch { throw fail(error) }
+        do { try ArgumentRules.key(bytes, location: location) } catch { throw fail(error) }
         let k = writer.key(bytes)
         cacheKey(key, bytes, k)
         return k
@@ -263,7 +263,7 @@ public final class Coder {
     @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
         let k = try encodingKey(key)
-        guard Validation.isText(utf8) else {
+        guard ArgumentRules.isText(utf8) else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
         }
         do { try writer.writeString(k, utf8) } catch { throw record(error, key: key) }
@@ -295,7 +295,7 @@ public final class Coder {
 
     public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
         let k = try encodingKey(key)
-        for (i, e) in elements.enumerated() where !Validation.isText(e) {
+        for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
         }
         do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key) }
@@ -383,7 +383,7 @@ public final class Coder {
     }
 
     private func encodingKeyIndex(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
-        try Validation.key(key.bytes, location: location)
+        try ArgumentRules.key(key.bytes, location: location)
         return writer.key(key.bytes)
     }
 

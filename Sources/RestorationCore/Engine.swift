@@ -77,7 +77,7 @@ public protocol ClassProvider: AnyObject {
 }
 
 /// What the last restore did (`rst_restore_report`).
-public struct RestoreReport: Equatable, Sendable {
+public struct RestoreCounts: Equatable, Sendable {
     public var archived: UInt64 = 0
     public var restored: UInt64 = 0
     public var skipped: UInt64 = 0
@@ -263,7 +263,7 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
-    private var lastReport: RestoreReport?
+    private var lastReport: RestoreCounts?
     private var destroyed = false
 
     enum Operation { case saving, restoring }
@@ -313,8 +313,8 @@ public final class Engine {
     /// Registers an object (see `rst_register_object`).
     @discardableResult
     public func register(identifier: String, parent: ObjectNode?, className: String?, behavior: ObjectBehavior?) throws(RestorationFailure) -> ObjectNode {
-        try Validation.identifier(identifier)
-        if let className { try Validation.className(className) }
+        try ArgumentRules.identifier(identifier)
+        if let className { try ArgumentRules.className(className) }
         lock.lock()
         defer { lock.unlock() }
         let classID = className.map(internClassName)
@@ -341,7 +341,7 @@ public final class Engine {
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        guard Validation.isText(utf8) else {
+        guard ArgumentRules.isText(utf8) else {
             throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
         }
         lock.lock()
@@ -357,17 +357,17 @@ public final class Engine {
                 if let c = classNameCache.lookup(b) {
                     classID = Int(c)
                 } else {
-                    guard Validation.isText(b) else {
+                    guard ArgumentRules.isText(b) else {
                         throw RestorationFailure(.invalid, "the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
                     }
                     newClass = b
                 }
             }
         }
-        try Validation.identifier(utf8)
+        try ArgumentRules.identifier(utf8)
         if let b = newClass {
             let name = String(decoding: b, as: UTF8.self)
-            try Validation.className(name)
+            try ArgumentRules.className(name)
             let id = internClassName(name)
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
@@ -533,7 +533,7 @@ public final class Engine {
     // MARK: classes
 
     public func registerClass(_ name: String, factory: @escaping Factory) throws(RestorationFailure) {
-        try Validation.className(name)
+        try ArgumentRules.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
                 throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
@@ -545,7 +545,7 @@ public final class Engine {
     /// Registers a class whose factory is a plain function (the C face's
     /// `rst_register_class`).
     public func registerClass(_ name: String, function: @escaping FactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
-        try Validation.className(name)
+        try ArgumentRules.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
                 throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
@@ -907,8 +907,8 @@ public final class Engine {
     }
 
     /// The report of this restore (`lastRestoreReport`).
-    private func report(_ run: RestoreRun, decoded: Int) -> RestoreReport {
-        var report = RestoreReport()
+    private func report(_ run: RestoreRun, decoded: Int) -> RestoreCounts {
+        var report = RestoreCounts()
         report.archived = UInt64(run.reader.recordCount)
         report.restored = UInt64(decoded - run.failed.count)
         report.skipped = UInt64(run.reader.recordCount) - report.restored
@@ -930,7 +930,7 @@ public final class Engine {
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
-    public var lastRestoreReport: RestoreReport? {
+    public var lastRestoreReport: RestoreCounts? {
         lock.withLock {
             guard var r = lastReport else { return nil }
             r.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)

@@ -18,7 +18,7 @@ public enum RestorationLimits {
 }
 
 /// Argument rules shared by every edge (C ABI, Swift API).
-public enum Validation {
+public enum ArgumentRules {
     /// Valid UTF-8 with no NUL byte: an ASCII fast path here, the rest by
     /// the archive's own validator (`isValidArchiveText`), so the engine
     /// accepts exactly the text an archive may hold.
