@@ -241,7 +241,7 @@ final class ObjectTable {
                 return nil
             }
             if let b = liveBox(of: object), let n = b.node {
-                if n.parent === req.parent && n.identifier == req.identifier { return n }
+                if req.object(at: UnsafeRawPointer(n.handle)) === n { return n }
                 core.log(.warning, "record \(req.record) ('\(req.path)'): \(what) returned \(describe(object)), which is already registered at '\(n.path)'; treated as declined")
                 return nil
             }
