@@ -701,7 +701,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_save_to_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
         let bytes = try saveToBytes()
         try bytes.withUnsafeBytes { b in
@@ -717,7 +717,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_restore_from_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
         let bytes = try FileStore.read(path)
@@ -946,7 +946,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path")
+            throw RestorationFailure(.invalid, "the engine has no archive path")
         }
         if operation != nil { try beginOperation(.saving) }
         try FileStore.discard(path)
