@@ -8,7 +8,7 @@ import RestorationCore
 // is documented on RestorationCoder.encode(_:forKey:).
 
 /// A value as the archive stores it.
-indirect enum ArchivedValue {
+indirect enum EncodedTree {
     case bool(Bool)
     case int(Int64)
     case double(Double)
@@ -16,7 +16,7 @@ indirect enum ArchivedValue {
     case bytes(Data)
     case intArray([Int64])
     case stringArray([String])
-    case record([(String, ArchivedValue)])
+    case record([(String, EncodedTree)])
     /// Something Codable cannot use (an object reference, a future type).
     case other(String)
     /// Decoding only: an array element encoded as nil (no value stored).
@@ -58,7 +58,7 @@ func keyPath(_ top: String, _ path: [CodingKey]) -> String {
 final class Slot {
     enum Content {
         case empty
-        case leaf(ArchivedValue)
+        case leaf(EncodedTree)
         case record(RecordBuilder)
         case array(ArrayBuilder)
     }
@@ -79,7 +79,7 @@ final class Slot {
     }
 
     /// The finished value; nil for an empty slot (nil is absence).
-    func value() -> ArchivedValue? {
+    func value() -> EncodedTree? {
         switch content {
         case .empty: return nil
         case .leaf(let v): return v
@@ -101,8 +101,8 @@ final class RecordBuilder {
         return s
     }
 
-    func value() -> ArchivedValue {
-        var fields: [(String, ArchivedValue)] = []
+    func value() -> EncodedTree {
+        var fields: [(String, EncodedTree)] = []
         fields.reserveCapacity(order.count)
         for k in order { if let v = slots[k]!.value() { fields.append((k, v)) } }
         return .record(fields)
@@ -120,7 +120,7 @@ final class ArrayBuilder {
 
     /// All ints: an int array; all strings: a string array; otherwise a
     /// record "0", "1", … plus "count" (nil elements have no key).
-    func value() -> ArchivedValue {
+    func value() -> EncodedTree {
         let values = elements.map { $0.value() }
         if !values.isEmpty {
             var ints: [Int64] = []
@@ -138,7 +138,7 @@ final class ArrayBuilder {
             }
             if allStrings { return .stringArray(strings) }
         }
-        var fields: [(String, ArchivedValue)] = []
+        var fields: [(String, EncodedTree)] = []
         for (i, v) in values.enumerated() { if let v { fields.append((String(i), v)) } }
         fields.append(("count", .int(Int64(values.count))))
         return .record(fields)
@@ -149,7 +149,7 @@ final class ArrayBuilder {
 /// would make of them. Decided by the static type (an empty `[Point]`
 /// would pass a dynamic `as? [Int]` cast).
 @inline(__always)
-func nativeValue<T>(_ value: T) -> ArchivedValue? {
+func nativeValue<T>(_ value: T) -> EncodedTree? {
     if T.self == Data.self { return .bytes(value as! Data) }
     if T.self == [Int].self { return .intArray((value as! [Int]).map { Int64($0) }) }
     if T.self == [Int64].self { return .intArray(value as! [Int64]) }
@@ -172,7 +172,7 @@ final class ArchiveTreeEncoder: Encoder {
     }
 
     /// The tree for `value`; nil when it encodes nothing (nil).
-    static func encodeTree<T: Encodable>(_ value: T, key: String, location: String) throws -> ArchivedValue? {
+    static func encodeTree<T: Encodable>(_ value: T, key: String, location: String) throws -> EncodedTree? {
         if let v = nativeValue(value) { return v }
         let slot = Slot()
         try ArchiveTreeEncoder(slot: slot, codingPath: [], topKey: key, location: location).encodeValue(value, into: slot, path: [])
@@ -187,7 +187,7 @@ final class ArchiveTreeEncoder: Encoder {
         try value.encode(to: ArchiveTreeEncoder(slot: slot, codingPath: path, topKey: topKey, location: location))
     }
 
-    func integer<I: BinaryInteger>(_ v: I, path: [CodingKey]) throws -> ArchivedValue {
+    func integer<I: BinaryInteger>(_ v: I, path: [CodingKey]) throws -> EncodedTree {
         guard let i = Int64(exactly: v) else {
             throw RestorationError.invalid("encode: \(location), key '\(keyPath(topKey, path))': \(v) does not fit the archive's 64-bit signed int")
         }
@@ -212,7 +212,7 @@ struct KeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let record: RecordBuilder
     let codingPath: [CodingKey]
 
-    private func put(_ v: ArchivedValue, _ key: Key) { record.slot(key.stringValue).content = .leaf(v) }
+    private func put(_ v: EncodedTree, _ key: Key) { record.slot(key.stringValue).content = .leaf(v) }
 
     mutating func encodeNil(forKey key: Key) throws { record.slot(key.stringValue).content = .empty }
     mutating func encode(_ value: Bool, forKey key: Key) throws { put(.bool(value), key) }
@@ -257,7 +257,7 @@ struct UnkeyedEncoder: UnkeyedEncodingContainer {
     var count: Int { array.elements.count }
 
     private var nextPath: [CodingKey] { codingPath + [IndexKey(intValue: count)] }
-    private func put(_ v: ArchivedValue) { array.append().content = .leaf(v) }
+    private func put(_ v: EncodedTree) { array.append().content = .leaf(v) }
 
     mutating func encodeNil() throws { _ = array.append() }
     mutating func encode(_ value: Bool) throws { put(.bool(value)) }
@@ -300,7 +300,7 @@ struct SingleEncoder: SingleValueEncodingContainer {
     let slot: Slot
     let codingPath: [CodingKey]
 
-    private func put(_ v: ArchivedValue) { slot.content = .leaf(v) }
+    private func put(_ v: EncodedTree) { slot.content = .leaf(v) }
 
     mutating func encodeNil() throws { slot.content = .empty }
     mutating func encode(_ value: Bool) throws { put(.bool(value)) }
@@ -325,24 +325,24 @@ struct SingleEncoder: SingleValueEncodingContainer {
 // MARK: - decoding
 
 final class ArchiveTreeDecoder: Decoder {
-    let value: ArchivedValue
+    let value: EncodedTree
     let codingPath: [CodingKey]
     let topKey: String
     let location: String
     var userInfo: [CodingUserInfoKey: Any] = [:]
 
-    init(value: ArchivedValue, codingPath: [CodingKey], topKey: String, location: String) {
+    init(value: EncodedTree, codingPath: [CodingKey], topKey: String, location: String) {
         self.value = value
         self.codingPath = codingPath
         self.topKey = topKey
         self.location = location
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from value: ArchivedValue, key: String, location: String) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from value: EncodedTree, key: String, location: String) throws -> T {
         try ArchiveTreeDecoder(value: value, codingPath: [], topKey: key, location: location).decodeValue(T.self, from: value, path: [])
     }
 
-    func typeError(_ path: [CodingKey], _ v: ArchivedValue, _ expected: String) -> RestorationError {
+    func typeError(_ path: [CodingKey], _ v: EncodedTree, _ expected: String) -> RestorationError {
         .type("decode: \(location), key '\(keyPath(topKey, path))' holds \(v.typeName), not \(expected)")
     }
 
@@ -352,7 +352,7 @@ final class ArchiveTreeDecoder: Decoder {
 
     /// Native forms first (Data as bytes, [Int] and [String] as arrays),
     /// then the type's own init(from:).
-    func decodeValue<T: Decodable>(_ type: T.Type, from v: ArchivedValue, path: [CodingKey]) throws -> T {
+    func decodeValue<T: Decodable>(_ type: T.Type, from v: EncodedTree, path: [CodingKey]) throws -> T {
         if T.self == Data.self {
             guard case .bytes(let d) = v else { throw typeError(path, v, "bytes") }
             return d as! T
@@ -377,22 +377,22 @@ final class ArchiveTreeDecoder: Decoder {
         return try T(from: ArchiveTreeDecoder(value: v, codingPath: path, topKey: topKey, location: location))
     }
 
-    func bool(_ v: ArchivedValue, _ path: [CodingKey]) throws -> Bool {
+    func bool(_ v: EncodedTree, _ path: [CodingKey]) throws -> Bool {
         guard case .bool(let b) = v else { throw typeError(path, v, "a bool") }
         return b
     }
 
-    func string(_ v: ArchivedValue, _ path: [CodingKey]) throws -> String {
+    func string(_ v: EncodedTree, _ path: [CodingKey]) throws -> String {
         guard case .string(let s) = v else { throw typeError(path, v, "a string") }
         return s
     }
 
-    func double(_ v: ArchivedValue, _ path: [CodingKey]) throws -> Double {
+    func double(_ v: EncodedTree, _ path: [CodingKey]) throws -> Double {
         guard case .double(let d) = v else { throw typeError(path, v, "a double") }
         return d
     }
 
-    func float(_ v: ArchivedValue, _ path: [CodingKey]) throws -> Float {
+    func float(_ v: EncodedTree, _ path: [CodingKey]) throws -> Float {
         let d = try double(v, path)
         if d.isFinite && abs(d) > Double(Float.greatestFiniteMagnitude) {
             throw RestorationError.type("decode: \(location), key '\(keyPath(topKey, path))' holds \(d), which does not fit Float")
@@ -400,7 +400,7 @@ final class ArchiveTreeDecoder: Decoder {
         return Float(d)
     }
 
-    func integer<I: FixedWidthInteger>(_ v: ArchivedValue, _ path: [CodingKey]) throws -> I {
+    func integer<I: FixedWidthInteger>(_ v: EncodedTree, _ path: [CodingKey]) throws -> I {
         guard case .int(let i) = v else { throw typeError(path, v, "an int") }
         guard let r = I(exactly: i) else {
             throw RestorationError.type("decode: \(location), key '\(keyPath(topKey, path))' holds \(i), which does not fit \(I.self)")
@@ -445,7 +445,7 @@ enum RestorationLimitsForCodable {
 
 struct KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: ArchiveTreeDecoder
-    let fields: [String: ArchivedValue]
+    let fields: [String: EncodedTree]
     let order: [String]
     let codingPath: [CodingKey]
 
@@ -453,7 +453,7 @@ struct KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func contains(_ key: Key) -> Bool { fields[key.stringValue] != nil }
 
-    private func value(_ key: Key) throws -> ArchivedValue {
+    private func value(_ key: Key) throws -> EncodedTree {
         guard let v = fields[key.stringValue] else { throw decoder.missing(codingPath + [key]) }
         return v
     }
@@ -501,11 +501,11 @@ struct KeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 struct UnkeyedDecoder: UnkeyedDecodingContainer {
     let decoder: ArchiveTreeDecoder
     /// nil: an element encoded as nil (no key in the record form).
-    let elements: [ArchivedValue?]
+    let elements: [EncodedTree?]
     let codingPath: [CodingKey]
     var currentIndex = 0
 
-    init(decoder: ArchiveTreeDecoder, elements: [ArchivedValue?], codingPath: [CodingKey]) {
+    init(decoder: ArchiveTreeDecoder, elements: [EncodedTree?], codingPath: [CodingKey]) {
         self.decoder = decoder
         self.elements = elements
         self.codingPath = codingPath
@@ -516,7 +516,7 @@ struct UnkeyedDecoder: UnkeyedDecodingContainer {
 
     private var path: [CodingKey] { codingPath + [IndexKey(intValue: currentIndex)] }
 
-    private mutating func next() throws -> (ArchivedValue, [CodingKey]) {
+    private mutating func next() throws -> (EncodedTree, [CodingKey]) {
         guard !isAtEnd else {
             throw RestorationError.notFound("decode: \(decoder.location), key '\(keyPath(decoder.topKey, codingPath))' has only \(elements.count) elements")
         }
@@ -578,7 +578,7 @@ struct UnkeyedDecoder: UnkeyedDecodingContainer {
 
 struct SingleDecoder: SingleValueDecodingContainer {
     let decoder: ArchiveTreeDecoder
-    let value: ArchivedValue
+    let value: EncodedTree
     let codingPath: [CodingKey]
 
     func decodeNil() -> Bool {

@@ -36,10 +36,10 @@ import RestorationCore
 /// See also <doc:Restoration>, the overview of preservation and restoration.
 public final class RestorationCoder {
     let coder: Coder
-    let registry: Registry
+    let registry: ObjectTable
     private(set) var isValid = true
 
-    init(coder: Coder, registry: Registry) {
+    init(coder: Coder, registry: ObjectTable) {
         self.coder = coder
         self.registry = registry
     }
@@ -541,7 +541,7 @@ public final class RestorationCoder {
     }
 
     /// Writes a value tree under `key` in the current record.
-    func emit(_ value: ArchivedValue, forKey key: String) throws(RestorationError) {
+    func emit(_ value: EncodedTree, forKey key: String) throws(RestorationError) {
         switch value {
         case .bool(let b):
             try withKey(key) { (k) throws(RestorationFailure) in try coder.encodeBool(k, b) }
@@ -575,7 +575,7 @@ public final class RestorationCoder {
     }
 
     /// Reads the value under `key` (recursively for records), or nil when absent.
-    func readTree(_ key: String) throws(RestorationError) -> ArchivedValue? {
+    func readTree(_ key: String) throws(RestorationError) -> EncodedTree? {
         guard let t = try withKey(key, { (k) throws(RestorationFailure) in try coder.valueType(k) }) else { return nil }
         guard let tag = t else { return .other("a value of a type this version does not know") }
         switch tag {
@@ -600,7 +600,7 @@ public final class RestorationCoder {
             defer { try? coder.decodeEndRecord() }
             var names: [String] = []
             try RestorationError.wrap { () throws(RestorationFailure) in try coder.forEachField { name, _ in names.append(name) } }
-            var fields: [(String, ArchivedValue)] = []
+            var fields: [(String, EncodedTree)] = []
             fields.reserveCapacity(names.count)
             for name in names {
                 if let v = try readTree(name) { fields.append((name, v)) }

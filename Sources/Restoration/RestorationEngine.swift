@@ -98,7 +98,7 @@ public final class RestorationEngine: @unchecked Sendable {
             self.pluginsRejected = pluginsRejected
         }
 
-        init(_ r: RestorationCore.RestoreReport) {
+        init(_ r: RestorationCore.RestoreCounts) {
             self.init(archived: Int(clamping: r.archived), restored: Int(clamping: r.restored), skipped: Int(clamping: r.skipped),
                       pluginsLoaded: Int(clamping: r.pluginsLoaded), pluginsRejected: Int(clamping: r.pluginsRejected))
         }
@@ -141,11 +141,20 @@ public final class RestorationEngine: @unchecked Sendable {
         /// ``RestorationEngine/restore()`` reads; nil: only
         /// ``RestorationEngine/saveToData()`` and
         /// ``RestorationEngine/restore(from:)`` are available.
-        public var archivePath: String?
+        public var archivePath: String? {
+            didSet { nonFileArchiveURL = nil }
+        }
         /// A directory of `*.so` plugins that provide restoration classes;
         /// nil: no plugins. Loaded once per engine, when a restore first
         /// needs a class nobody registered.
-        public var pluginDirectory: String?
+        public var pluginDirectory: String? {
+            didSet { nonFilePluginURL = nil }
+        }
+        /// A URL given as `archiveURL` / `pluginDirectoryURL` that is not a
+        /// file URL: kept aside (the path stays nil) so that creating the
+        /// engine fails with a message naming it.
+        private var nonFileArchiveURL: URL?
+        private var nonFilePluginURL: URL?
         /// Recorded in the archive (``ArchiveInfo/appVersion``).
         public var appVersion: String
         /// Recorded in the archive: "desktop", "tablet", "kiosk", …
@@ -170,20 +179,26 @@ public final class RestorationEngine: @unchecked Sendable {
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
-            get { archivePath.map { URL(fileURLWithPath: $0) } }
-            set { archivePath = newValue.map(Options.path(of:)) }
+            get { nonFileArchiveURL ?? archivePath.map { URL(fileURLWithPath: $0) } }
+            set {
+                archivePath = newValue.flatMap { $0.isFileURL ? $0.path : nil }
+                nonFileArchiveURL = newValue.flatMap { $0.isFileURL ? nil : $0 }
+            }
         }
 
         /// The plugin directory as a URL (a file URL), or nil.
         public var pluginDirectoryURL: URL? {
-            get { pluginDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } }
-            set { pluginDirectory = newValue.map(Options.path(of:)) }
+            get { nonFilePluginURL ?? pluginDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } }
+            set {
+                pluginDirectory = newValue.flatMap { $0.isFileURL ? $0.path : nil }
+                nonFilePluginURL = newValue.flatMap { $0.isFileURL ? nil : $0 }
+            }
         }
 
-        /// A non-file URL becomes a path no engine accepts, so creation
-        /// fails with a message naming it.
-        static func path(of url: URL) -> String {
-            url.isFileURL ? url.path : "\u{0}" + url.absoluteString
+        /// Checks what only `Options` knows (a non-file URL).
+        func checkURLs() throws(RestorationError) {
+            if let u = nonFileArchiveURL { throw RestorationError.invalid("RestorationEngine: the archive URL '\(u.absoluteString)' is not a file URL") }
+            if let u = nonFilePluginURL { throw RestorationError.invalid("RestorationEngine: the plugin directory URL '\(u.absoluteString)' is not a file URL") }
         }
 
         /// Options with every field given or defaulted.
@@ -220,7 +235,7 @@ public final class RestorationEngine: @unchecked Sendable {
 
     // MARK: - state
 
-    let registry: Registry
+    let registry: ObjectTable
     var core: Engine { registry.core }
 
     /// The options the engine was created with. The closures here are the
@@ -243,14 +258,9 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C function is `rst_engine_create`.
     public init(options: Options) throws(RestorationError) {
-        if let p = options.archivePath {
-            if p.isEmpty { throw RestorationError.invalid("RestorationEngine: the archive path is empty") }
-            if p.hasPrefix("\u{0}") { throw RestorationError.invalid("RestorationEngine: the archive URL '\(p.dropFirst())' is not a file URL") }
-        }
-        if let p = options.pluginDirectory {
-            if p.isEmpty { throw RestorationError.invalid("RestorationEngine: the plugin directory is empty") }
-            if p.hasPrefix("\u{0}") { throw RestorationError.invalid("RestorationEngine: the plugin directory URL '\(p.dropFirst())' is not a file URL") }
-        }
+        try options.checkURLs()
+        if let p = options.archivePath, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the archive path is empty") }
+        if let p = options.pluginDirectory, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the plugin directory is empty") }
         if options.appVersion.utf8.count > ArchiveLimits.maxInfoStringBytes {
             throw RestorationError.limit("RestorationEngine: the app version is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
@@ -266,7 +276,7 @@ public final class RestorationEngine: @unchecked Sendable {
             // through the host API table, never by linking librestoration.so.
             PluginLoader.attach(to: engine, directory: dir)
         }
-        self.registry = Registry(core: engine)
+        self.registry = ObjectTable(core: engine)
         self.options = options
         self.shouldSave = options.shouldSave
         self.shouldRestore = options.shouldRestore
@@ -617,12 +627,14 @@ public final class RestorationEngine: @unchecked Sendable {
     /// - Parameter url: An archive file.
     /// - Returns: Its info.
     /// - Throws: ``RestorationError/notFound(_:)``, ``RestorationError/io(_:)``,
-    ///   ``RestorationError/corrupt(_:)``, ``RestorationError/version(_:)``.
+    ///   ``RestorationError/corrupt(_:)``, ``RestorationError/version(_:)``;
+    ///   ``RestorationError/invalid(_:)`` for a URL that is not a file URL.
     ///
     /// The corresponding C function is `rst_read_archive_info`.
     public static func archiveInfo(at url: URL) throws(RestorationError) -> ArchiveInfo {
-        try archiveInfo(data: try RestorationError.wrap { () throws(RestorationFailure) in try FileStore.read(Options.path(of: url)) },
-                        source: "archive '\(url.path)'")
+        guard url.isFileURL else { throw RestorationError.invalid("the archive URL '\(url.absoluteString)' is not a file URL") }
+        return try archiveInfo(data: try RestorationError.wrap { () throws(RestorationFailure) in try FileStore.read(url.path) },
+                               source: "archive '\(url.path)'")
     }
 
     /// Reads and validates archive bytes' info without restoring them.

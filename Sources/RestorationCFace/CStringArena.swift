@@ -4,6 +4,8 @@ import RestorationCore
 /// `const char *`; reset when the callback that received them returns. One
 /// per coder, kept as the coder's attachment (`arena(of:)`).
 final class CStringArena: CoderAttachment {
+    override init() { super.init() }
+
     /// A chunk: its size, then the previous chunk (a list, newest first).
     private struct Header {
         var size: Int
@@ -54,7 +56,7 @@ final class CStringArena: CoderAttachment {
     }
 
     /// The callback that received the copies returned.
-    func callbackDidEnd() { reset() }
+    override func callbackDidEnd() { reset() }
 
     /// Invalidates every pointer handed out; keeps the first chunk.
     @inline(__always)

@@ -267,6 +267,7 @@ extension CFace {
 extension CFace {
     public static func save(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_save: engine is NULL") }
+        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)") }
         do {
             try engine(e).save()
             return RST_OK
@@ -279,6 +280,7 @@ extension CFace {
 extension CFace {
     public static func restore(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_restore: engine is NULL") }
+        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_restore: the engine has no archive_path (use rst_restore_from_buffer)") }
         do {
             try engine(e).restore()
             return RST_OK
@@ -323,6 +325,7 @@ extension CFace {
 extension CFace {
     public static func discard(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_discard: engine is NULL") }
+        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_discard: the engine has no archive_path") }
         do {
             try engine(e).discard()
             return RST_OK

@@ -38,9 +38,12 @@ public struct KeyBytes {
 }
 
 /// State an edge keeps with a coder (`Coder.attach`), told when each decode
-/// callback or factory returns.
-public protocol CoderAttachment: AnyObject {
-    func callbackDidEnd()
+/// callback or factory returns. A class (not a protocol) so that the coder
+/// calls it without an existential or reference counting.
+open class CoderAttachment {
+    public init() {}
+    /// The callback that the coder was passed to returned.
+    open func callbackDidEnd() {}
 }
 
 /// The keyed, typed values of one object (`rst_coder`). One per engine,
@@ -91,9 +94,14 @@ public final class Coder {
     /// told when each decode callback or factory returns; `attachmentRef`
     /// is the same object, unretained, for hot paths.
     private var attachment: CoderAttachment?
-    public private(set) var attachmentRef: UnsafeMutableRawPointer?
+    private var attachmentUnmanaged: Unmanaged<CoderAttachment>?
+    public var attachmentRef: UnsafeMutableRawPointer? { attachmentUnmanaged?.toOpaque() }
     /// What the running decode callback or factory reported (`failCallback`).
-    var callbackFailure: RestorationFailure?
+    var callbackFailure: RestorationFailure? {
+        didSet { hasCallbackFailure = callbackFailure != nil }
+    }
+    /// `callbackFailure != nil`, without copying it after every callback.
+    private(set) var hasCallbackFailure = false
 
     init(engine: Engine) {
         self.engine = engine
@@ -143,13 +151,13 @@ public final class Coder {
     func endDecoding() {
         mode = .idle
         node = nil
-        if let a = attachment { a.callbackDidEnd() }
+        if let a = attachmentUnmanaged { a._withUnsafeGuaranteedRef { $0.callbackDidEnd() } }
     }
 
     /// Keeps `a` with this coder for as long as the coder lives.
     public func attach(_ a: CoderAttachment) {
         attachment = a
-        attachmentRef = Unmanaged.passUnretained(a as AnyObject).toOpaque()
+        attachmentUnmanaged = Unmanaged.passUnretained(a)
     }
 
     // MARK: where we are, for messages
@@ -199,7 +207,7 @@ public final class Coder {
     func newEncodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
         // A bad key fails the whole save like any other encode error.
-        do { try Validation.key(bytes, location: location) } catch { throw fail(error) }
+        do { try ArgumentRules.key(bytes, location: location) } catch { throw fail(error) }
         let k = writer.key(bytes)
         cacheKey(key, bytes, k)
         return k
@@ -255,7 +263,7 @@ public final class Coder {
     @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
         let k = try encodingKey(key)
-        guard Validation.isText(utf8) else {
+        guard ArgumentRules.isText(utf8) else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
         }
         do { try writer.writeString(k, utf8) } catch { throw record(error, key: key) }
@@ -287,7 +295,7 @@ public final class Coder {
 
     public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
         let k = try encodingKey(key)
-        for (i, e) in elements.enumerated() where !Validation.isText(e) {
+        for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
         }
         do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key) }
@@ -375,7 +383,7 @@ public final class Coder {
     }
 
     private func encodingKeyIndex(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
-        try Validation.key(key.bytes, location: location)
+        try ArgumentRules.key(key.bytes, location: location)
         return writer.key(key.bytes)
     }
 

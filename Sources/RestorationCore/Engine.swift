@@ -77,7 +77,7 @@ public protocol ClassProvider: AnyObject {
 }
 
 /// What the last restore did (`rst_restore_report`).
-public struct RestoreReport: Equatable, Sendable {
+public struct RestoreCounts: Equatable, Sendable {
     public var archived: UInt64 = 0
     public var restored: UInt64 = 0
     public var skipped: UInt64 = 0
@@ -189,7 +189,7 @@ final class RestoreRun {
 
     /// The factory of record r's class: a host class, else a plugin class
     /// (asking the class provider once per name); nil without one.
-    func classFactory(ofRecord r: Int, engine: Engine) -> ClassFactory? {
+    func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
         guard let ci = reader.className(ofRecord: r) else { return nil }
         let i = Int(ci)
         if !classLooked[i] {
@@ -199,7 +199,7 @@ final class RestoreRun {
                 classFactories[i] = Unmanaged.passUnretained(f)
             }
         }
-        return classFactories[i]?.takeUnretainedValue()
+        return classFactories[i]
     }
 }
 
@@ -263,7 +263,7 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
-    private var lastReport: RestoreReport?
+    private var lastReport: RestoreCounts?
     private var destroyed = false
 
     enum Operation { case saving, restoring }
@@ -313,8 +313,8 @@ public final class Engine {
     /// Registers an object (see `rst_register_object`).
     @discardableResult
     public func register(identifier: String, parent: ObjectNode?, className: String?, behavior: ObjectBehavior?) throws(RestorationFailure) -> ObjectNode {
-        try Validation.identifier(identifier)
-        if let className { try Validation.className(className) }
+        try ArgumentRules.identifier(identifier)
+        if let className { try ArgumentRules.className(className) }
         lock.lock()
         defer { lock.unlock() }
         let classID = className.map(internClassName)
@@ -341,7 +341,7 @@ public final class Engine {
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        guard Validation.isText(utf8) else {
+        guard ArgumentRules.isText(utf8) else {
             throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
         }
         lock.lock()
@@ -357,17 +357,17 @@ public final class Engine {
                 if let c = classNameCache.lookup(b) {
                     classID = Int(c)
                 } else {
-                    guard Validation.isText(b) else {
+                    guard ArgumentRules.isText(b) else {
                         throw RestorationFailure(.invalid, "the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
                     }
                     newClass = b
                 }
             }
         }
-        try Validation.identifier(utf8)
+        try ArgumentRules.identifier(utf8)
         if let b = newClass {
             let name = String(decoding: b, as: UTF8.self)
-            try Validation.className(name)
+            try ArgumentRules.className(name)
             let id = internClassName(name)
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
@@ -533,7 +533,7 @@ public final class Engine {
     // MARK: classes
 
     public func registerClass(_ name: String, factory: @escaping Factory) throws(RestorationFailure) {
-        try Validation.className(name)
+        try ArgumentRules.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
                 throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
@@ -545,7 +545,7 @@ public final class Engine {
     /// Registers a class whose factory is a plain function (the C face's
     /// `rst_register_class`).
     public func registerClass(_ name: String, function: @escaping FactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
-        try Validation.className(name)
+        try ArgumentRules.className(name)
         try lock.withLock { () throws(RestorationFailure) in
             if hostClasses[name] != nil {
                 throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
@@ -701,7 +701,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_save_to_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
         let bytes = try saveToBytes()
         try FileStore.createArchiveDirectory(for: path)
@@ -718,7 +718,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_restore_from_buffer)")
+            throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
         let bytes = try FileStore.read(path)
@@ -812,6 +812,7 @@ public final class Engine {
     private func materialize(_ run: RestoreRun) {
         let reader = run.reader, session = run.session
         let rootRef = Unmanaged.passUnretained(root)
+        let fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
         for r in 0..<reader.recordCount {
             let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
@@ -832,10 +833,10 @@ public final class Engine {
             let container = containerRef.takeUnretainedValue()
             var made: ObjectNode? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = invoke(factory, for: r, in: run, container: container, identifier: idBytes)
+                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
             }
-            if made == nil, let fallback {
-                made = invoke(fallback, for: r, in: run, container: container, identifier: idBytes)
+            if made == nil, let fallback = fallbackRef {
+                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
             }
             if let made {
                 session.materialize(r, Unmanaged.passUnretained(made))
@@ -876,7 +877,7 @@ public final class Engine {
                                          depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
             made = f(request).map { UnsafeRawPointer($0.handle) }
         }
-        if let f = coder.takeCallbackFailure() {
+        if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() {
             log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
         }
         guard let made else { return nil }   // v1.1 explain: DECLINED
@@ -888,16 +889,17 @@ public final class Engine {
 
     /// Pass 2: `decode` in the order `Planner` computes. Returns that order.
     private func decode(_ run: RestoreRun) -> [Int32] {
-        let order = Planner.decodeOrder(reader: run.reader, state: run.session.state)
+        let session = run.session
+        let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
         for r32 in order {
-            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 n.call(.decode, coder)
                 coder.endDecoding()
-                if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
+                if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
         }
         return order
@@ -911,8 +913,8 @@ public final class Engine {
     }
 
     /// The report of this restore (`lastRestoreReport`).
-    private func report(_ run: RestoreRun, decoded: Int) -> RestoreReport {
-        var report = RestoreReport()
+    private func report(_ run: RestoreRun, decoded: Int) -> RestoreCounts {
+        var report = RestoreCounts()
         report.archived = UInt64(run.reader.recordCount)
         report.restored = UInt64(decoded - run.failed.count)
         report.skipped = UInt64(run.reader.recordCount) - report.restored
@@ -923,16 +925,18 @@ public final class Engine {
 
     /// Pass 3: `finished` in decode order, then `didFinishRestoring`.
     private func finish(_ run: RestoreRun, _ order: [Int32]) {
+        let session = run.session, coder = run.coder
+        let failed = run.failed
         for r32 in order {
-            guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
-            if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
-            u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
+            guard let u = session.unmanagedNode(Int(r32)) else { continue }
+            if !failed.isEmpty && failed.contains(Int(r32)) { continue }
+            u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
         }
         didFinishRestoring?()
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
-    public var lastRestoreReport: RestoreReport? {
+    public var lastRestoreReport: RestoreCounts? {
         lock.withLock {
             guard var r = lastReport else { return nil }
             r.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
@@ -948,7 +952,7 @@ public final class Engine {
         lock.lock()
         defer { lock.unlock() }
         guard let path = configuration.archivePath else {
-            throw RestorationFailure(.invalid, "the engine has no archive_path")
+            throw RestorationFailure(.invalid, "the engine has no archive path")
         }
         if operation != nil { try beginOperation(.saving) }
         try FileStore.discard(path)

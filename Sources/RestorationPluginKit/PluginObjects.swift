@@ -103,11 +103,13 @@ public struct PluginObjectRef: Hashable {
 /// What a Swift plugin object does when the engine calls it. Every
 /// requirement has a default that does nothing.
 public protocol PluginRestorable: AnyObject {
-    /// At save, in archive order. A failing encode call already failed the
-    /// save; throwing just stops this callback.
+    /// At save, in archive order. Throwing fails the save with the error
+    /// (`rst_coder_fail`; a failing encode call already did).
     func encode(to coder: PluginCoder) throws(PluginError)
-    /// At restore, pass 2. Throwing stops this callback (keys are
-    /// independent: decode what you can).
+    /// At restore, pass 2. Throwing reports this object's restore as failed
+    /// (`rst_coder_fail`): logged, not counted as restored, no
+    /// `finishedRestoring`; the rest of the restore goes on. Catch what you
+    /// can handle (a missing key is often fine) and decode the rest.
     func decode(from coder: PluginCoder) throws(PluginError)
     /// At restore, pass 3, after every object was decoded.
     func finishedRestoring()

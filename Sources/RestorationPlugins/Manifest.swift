@@ -176,7 +176,7 @@ enum PluginImage {
         case .failure(let f): return "class #\(k) has \(f.describe("class_name"))"
         }
         do {
-            try Validation.className(mc.className)
+            try ArgumentRules.className(mc.className)
         } catch {
             return error.message
         }
@@ -227,7 +227,7 @@ enum PluginImage {
         let n = strnlen(p, maxStringBytes + 1)
         guard n <= maxStringBytes else { return .failure(.tooLong) }
         let bytes = UnsafeRawBufferPointer(start: p, count: n)
-        guard Validation.isText(bytes) else { return .failure(.notUTF8) }
+        guard ArgumentRules.isText(bytes) else { return .failure(.notUTF8) }
         return .success(String(decoding: bytes, as: UTF8.self))
     }
 }

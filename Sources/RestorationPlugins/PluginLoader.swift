@@ -223,7 +223,7 @@ public final class PluginLoader: ClassProvider {
         // plugin init that calls back into the engine cannot deadlock.
         guard let engine else { throw RestorationFailure(.state, "the engine is gone") }
         try engine.serialized { () throws(RestorationFailure) in try lock.withLock { () throws(RestorationFailure) in
-            if phase == .idle { performLoad(because: "rst_load_plugins was called") }
+            if phase == .idle { performLoad(because: "loadAll() was called") }
             if let f = discoveryFailure { throw f }
         } }
     }

@@ -375,7 +375,7 @@ final class HeadlessRestore {
         }
         return RestoreResult(doc: doc, paths: paths, order: order, trace: trace, pluginFiles: pluginFiles,
                              files: files, listFailure: listFailure, skipped: skipped,
-                             report: engine.lastRestoreReport ?? RestoreReport(), pluginDirectory: loader?.directory)
+                             report: engine.lastRestoreReport ?? RestoreCounts(), pluginDirectory: loader?.directory)
     }
 }
 
@@ -388,7 +388,7 @@ struct RestoreResult {
     let files: [PluginFileInfo]
     let listFailure: String?
     let skipped: [(Int, String)]
-    let report: RestoreReport
+    let report: RestoreCounts
     let pluginDirectory: String?
 
     var skippedSet: Set<Int> { Set(skipped.map { $0.0 }) }

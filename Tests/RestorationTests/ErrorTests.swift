@@ -136,7 +136,7 @@ final class ErrorTests: XCTestCase {
         let engine = try RestorationEngine()
         XCTAssertThrowsError(try engine.save()) { e in
             guard case RestorationError.invalid(let m)? = e as? RestorationError else { return XCTFail("\(e)") }
-            XCTAssertTrue(m.contains("archive_path"), m)
+            XCTAssertTrue(m.contains("archive path") && !m.contains("rst_"), m)
         }
         XCTAssertThrowsError(try engine.restore()) { e in
             guard case RestorationError.invalid? = e as? RestorationError else { return XCTFail("\(e)") }

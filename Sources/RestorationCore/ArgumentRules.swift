@@ -18,54 +18,29 @@ public enum RestorationLimits {
 }
 
 /// Argument rules shared by every edge (C ABI, Swift API).
-public enum Validation {
-    /// Valid UTF-8 with no NUL byte.
+public enum ArgumentRules {
+    /// Valid UTF-8 with no NUL byte: an ASCII fast path here, the rest by
+    /// the archive's own validator (`isValidArchiveText`), so the engine
+    /// accepts exactly the text an archive may hold.
     @inlinable @inline(__always)
     public static func isText(_ b: UnsafeRawBufferPointer) -> Bool {
         guard let p = b.baseAddress else { return true }
-        // ASCII fast path, eight bytes at a time: a word with a byte >= 0x80
-        // or a zero byte (exact: (w - 0x01..) & ~w & 0x80.. is non-zero iff
-        // some byte is zero) sends the rest to the full check.
+        // Eight bytes at a time: a word with a byte >= 0x80 or a zero byte
+        // ((w - 0x01..) & ~w & 0x80.. is non-zero iff some byte is zero)
+        // sends the rest to the full check.
         let n = b.count
         var i = 0
         while i &+ 8 <= n {
             let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             if (w | ((w &- 0x0101_0101_0101_0101) & ~w)) & 0x8080_8080_8080_8080 != 0 {
-                return isUTF8(UnsafeRawBufferPointer(start: p + i, count: n &- i))
+                return isValidArchiveText(UnsafeRawBufferPointer(start: p + i, count: n &- i))
             }
             i &+= 8
         }
         while i < n {
             let c = p.load(fromByteOffset: i, as: UInt8.self)
-            if c == 0 || c >= 0x80 { return isUTF8(UnsafeRawBufferPointer(start: p + i, count: n &- i)) }
+            if c == 0 || c >= 0x80 { return isValidArchiveText(UnsafeRawBufferPointer(start: p + i, count: n &- i)) }
             i &+= 1
-        }
-        return true
-    }
-
-    @usableFromInline
-    static func isUTF8(_ b: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = b.count
-        while i < n {
-            let c = b[i]
-            if c == 0 { return false }
-            if c < 0x80 { i += 1; continue }
-            var len = 0
-            var minCode: UInt32 = 0
-            var code: UInt32
-            if c & 0xE0 == 0xC0 { len = 2; code = UInt32(c & 0x1F); minCode = 0x80 }
-            else if c & 0xF0 == 0xE0 { len = 3; code = UInt32(c & 0x0F); minCode = 0x800 }
-            else if c & 0xF8 == 0xF0 { len = 4; code = UInt32(c & 0x07); minCode = 0x10000 }
-            else { return false }
-            guard n - i >= len else { return false }
-            for j in 1..<len {
-                let cc = b[i + j]
-                guard cc & 0xC0 == 0x80 else { return false }
-                code = (code << 6) | UInt32(cc & 0x3F)
-            }
-            guard code >= minCode, code <= 0x10FFFF, !(0xD800...0xDFFF).contains(code) else { return false }
-            i += len
         }
         return true
     }

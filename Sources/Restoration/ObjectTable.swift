@@ -14,11 +14,11 @@ final class ObjectBox: ObjectBehavior {
     var owned: StateRestoring?
     /// The node while registered.
     weak var node: ObjectNode?
-    weak var registry: Registry?
+    weak var registry: ObjectTable?
     let key: ObjectIdentifier
     let typeName: String
 
-    init(object: StateRestoring, registry: Registry) {
+    init(object: StateRestoring, registry: ObjectTable) {
         self.object = object
         self.registry = registry
         self.key = ObjectIdentifier(object)
@@ -75,7 +75,7 @@ final class ObjectBox: ObjectBehavior {
 /// The Swift engine's state. Lock order: this lock, then the core's; every
 /// public operation takes this one first, and core callbacks run on the
 /// thread that holds it (it is recursive), so the two never invert.
-final class Registry {
+final class ObjectTable {
     let core: Engine
     private let mutex = NSRecursiveLock()
     /// Registered Swift objects by identity. An entry whose object died may
@@ -241,7 +241,7 @@ final class Registry {
                 return nil
             }
             if let b = liveBox(of: object), let n = b.node {
-                if n.parent === req.parent && n.identifier == req.identifier { return n }
+                if req.object(at: UnsafeRawPointer(n.handle)) === n { return n }
                 core.log(.warning, "record \(req.record) ('\(req.path)'): \(what) returned \(describe(object)), which is already registered at '\(n.path)'; treated as declined")
                 return nil
             }
