@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"]),
         .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore"]),
-        .testTarget(name: "RestorationPluginKitTests", dependencies: ["RestorationPluginKit", "RestorationPlugins", "CRestoration"]),
+        .testTarget(name: "RestorationPluginKitTests", dependencies: ["RestorationPluginKit", "RestorationPlugins", "RestorationCFace", "CRestoration"]),
         .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
     ],
     swiftLanguageModes: [.v5]

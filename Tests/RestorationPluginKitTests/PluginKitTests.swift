@@ -1,4 +1,5 @@
 import CRestoration
+import RestorationCFace
 @testable import RestorationPlugins
 import RestorationPluginKit
 import XCTest
@@ -60,6 +61,12 @@ final class PluginKitTests: XCTestCase {
         var r = rst_restore_report()
         XCTAssertEqual(PluginHost.api.pointee.last_restore_report(e.raw, &r), RST_OK)
         return r
+    }
+
+    /// The C face keeps a host's rst_object_callbacks by address as the
+    /// core's ObjectCallbacks: the layouts must be one.
+    func testCallbackTableLayoutsMatch() {
+        XCTAssertTrue(callbackLayoutsMatch)
     }
 
     func testValuesRoundTripThroughTheHostTable() throws {
