@@ -30,13 +30,13 @@ struct DiscoveredFile {
 /// listed. Other entries named `*.so` (directories, FIFOs, sockets, devices)
 /// are not plugins: traced, not listed, not counted as rejected.
 enum Discovery {
-    struct Result {
+    struct Scan {
         /// The canonical absolute plugin_dir.
         let directory: String
         let files: [DiscoveredFile]
     }
 
-    static func scan(_ configured: String, trace: Trace) throws(RestorationFailure) -> Result {
+    static func scan(_ configured: String, trace: Trace) throws(RestorationFailure) -> Scan {
         trace("scanning plugin_dir '\(configured)'")
         guard !configured.isEmpty else {
             throw RestorationFailure(.io, "plugin_dir is empty")
@@ -131,7 +131,7 @@ enum Discovery {
             }
         }
         trace("plugin_dir '\(directory)': \(files.count) plugin file(s)" + (files.isEmpty ? "" : ": " + files.map(\.name).joined(separator: ", ")))
-        return Result(directory: directory, files: files)
+        return Scan(directory: directory, files: files)
     }
 
     /// The owner and mode rule (sudo, OpenPAM, OpenSSH): not writable by
