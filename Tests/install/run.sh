@@ -49,6 +49,19 @@ system_only() {
         echo "$1 has a RUNPATH into the toolchain: $(readelf -d "$1" | grep -E 'RUNPATH|RPATH')"; return 1
     fi
 }
+# contains OUTPUT LINE...: every LINE occurs in OUTPUT (a missing one is named).
+contains() {
+    local out=$1 line; shift
+    for line in "$@"; do grep -qF -- "$line" <<< "$out" || { echo "missing: $line"; return 1; }; done
+}
+# cc_pc SOURCE OUTPUT [FLAGS...]: a C program built with pkg-config's flags
+# alone (the rpath from pkg-config's libdir, as a host outside the standard
+# folders needs).
+cc_pc() {
+    local src=$1 out=$2; shift 2
+    cc -std=c11 -Wall -Wextra -Werror "$@" $(pkg-config --cflags restoration) "$src" \
+       $(pkg-config --libs restoration) -Wl,-rpath,"$(pkg-config --variable=libdir restoration)" -o "$out"
+}
 # Runs a command with the Swift toolchain folder hidden under an empty tmpfs.
 without_toolchain() {
     local unshare=(unshare -m)
@@ -86,8 +99,7 @@ t_files() {
 check "installed files, links and manual pages" t_files
 
 t_versions() {
-    cc -std=c11 -Wall -Werror $(pkg-config --cflags restoration) Tests/install/version.c \
-       $(pkg-config --libs restoration) -Wl,-rpath,"$(pkg-config --variable=libdir restoration)" -o "$T/version"
+    cc_pc Tests/install/version.c "$T/version"
     local printed soname
     printed=$("$T/version")
     soname=$(readelf -d "$PREFIX/lib/librestoration.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
@@ -162,21 +174,17 @@ t_run_hidden() {
         "$1/bin/restorectl" verify "$0/countries.rst"
         "$1/bin/restorectl" inspect "$0/countries.rst"' "$APP" "$PREFIX" 2>&1) || { echo "$out"; return 1; }
     echo "$out"
-    local line
-    for line in "[countries-detail] restored CountryDetail at Tabs/Countries/Detail: country=NO visits=3 source=Tabs/Countries/List" \
-                "[countries-panes] restored MapPane at Tabs/Countries/Detail/Map: zoom=7.5" \
-                "report: 6 archived, 6 restored, 0 skipped, 2 plugins loaded, 0 rejected" \
-                "saved again through the plugin objects" \
-                "Tabs/Countries/Detail/Map  class MapPane"; do
-        grep -qF -- "$line" <<< "$out" || { echo "missing: $line"; return 1; }
-    done
+    contains "$out" "[countries-detail] restored CountryDetail at Tabs/Countries/Detail: country=NO visits=3 source=Tabs/Countries/List" \
+        "[countries-panes] restored MapPane at Tabs/Countries/Detail/Map: zoom=7.5" \
+        "report: 6 archived, 6 restored, 0 skipped, 2 plugins loaded, 0 rejected" \
+        "saved again through the plugin objects" \
+        "Tabs/Countries/Detail/Map  class MapPane"
 }
 check "toolchain hidden: save, relaunch and restore through both plugins; restorectl verify and inspect" t_run_hidden
 
 # ---------------------------------------------------------------------------
 t_signals() {
-    cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE $(pkg-config --cflags restoration) Tests/install/signals.c \
-       $(pkg-config --libs restoration) -Wl,-rpath,"$(pkg-config --variable=libdir restoration)" -o "$T/signals"
+    cc_pc Tests/install/signals.c "$T/signals" -D_GNU_SOURCE
     "$T/signals" "$T/signals.rst" check
     local rc=0
     "$T/signals" "$T/signals-abort.rst" abort > "$T/abort.out" 2>&1 || rc=$?
@@ -191,8 +199,7 @@ t_readme() {
          /^```$/ && inblock { inblock = 0; if (text ~ /int main/) { printf "%s", text; exit } next }
          inblock { text = text $0 "\n" }' README.md > "$T/readme.c"
     grep -q "int main" "$T/readme.c" || { echo "no C example with main() in README.md"; return 1; }
-    cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags restoration) "$T/readme.c" \
-       $(pkg-config --libs restoration) -Wl,-rpath,"$(pkg-config --variable=libdir restoration)" -o "$T/readme"
+    cc_pc "$T/readme.c" "$T/readme"
     local archive=$T/readme-state/nested/state.rst out rc
     out=$("$T/readme" "$archive") || { echo "first run failed: $out"; return 1; }
     expect "the first run saves, creating the missing folder" test -f "$archive"
@@ -227,11 +234,9 @@ EOF
     local out
     out=$("$pkg/.build/debug/swift-host" "$APP" relaunch 2>&1) || { echo "$out"; return 1; }
     echo "$out"
-    for line in "[countries-detail] restored CountryDetail at Tabs/Countries/Detail" \
-                "[countries-panes] restored MapPane at Tabs/Countries/Detail/Map" \
-                "detail screen restored (class CountryDetail), map pane restored (class MapPane)"; do
-        grep -qF -- "$line" <<< "$out" || { echo "missing: $line"; return 1; }
-    done
+    contains "$out" "[countries-detail] restored CountryDetail at Tabs/Countries/Detail" \
+        "[countries-panes] restored MapPane at Tabs/Countries/Detail/Map" \
+        "detail screen restored (class CountryDetail), map pane restored (class MapPane)"
 }
 check "a Swift package outside the repo (by path) restores the C host's archive through both plugins" t_swift_package
 
