@@ -206,6 +206,39 @@ struct FormatResult: Codable {
     /// baseline time / engine time (nil for the engine, or when either is missing).
     var saveRatio: Double?
     var restoreRatio: Double?
+    /// Why the contestant could not run at all (no cc, no glib-2.0, no
+    /// librestoration.so); nil when it ran. Such a row has `problem` too.
+    var unavailable: String? = nil
+    /// One line about the contestant (which library provides rst_*, GLib's version).
+    var info: String? = nil
+    /// This format over the Swift host's engine ("engine") and over the C
+    /// host's engine ("c-engine"): time, archive size and memory.
+    var versusEngine: Ratios? = nil
+    var versusCHost: Ratios? = nil
+}
+
+/// One format's figures divided by another's (above 1: the other is faster,
+/// smaller or leaner). nil where either side is missing or zero.
+struct Ratios: Codable {
+    var against: String              // the key of the denominator
+    var save: Double?
+    var restore: Double?
+    var archiveBytes: Double?
+    var saveMemory: Double?
+    var restoreMemory: Double?
+
+    init(_ f: FormatResult, over d: FormatResult) {
+        against = d.key
+        func div(_ a: Double?, _ b: Double?) -> Double? {
+            guard let a, let b, a.isFinite, b.isFinite, b > 0 else { return nil }
+            return a / b
+        }
+        save = div(f.save?.median, d.save?.median)
+        restore = div(f.restore?.median, d.restore?.median)
+        archiveBytes = div(Double(f.archiveBytes), Double(d.archiveBytes))
+        saveMemory = div(Double(f.saveMemoryDeltaBytes), Double(d.saveMemoryDeltaBytes))
+        restoreMemory = div(Double(f.restoreMemoryDeltaBytes), Double(d.restoreMemoryDeltaBytes))
+    }
 }
 
 // MARK: - Options
@@ -218,13 +251,13 @@ struct Options {
     var naturalKeyed = false
     var seed: UInt64 = 0x5EED_2026
     var extras = true
-    /// Contestant keys to run (engine, nskeyed, plist, json; nskeyed-natural via --natural-nskeyed).
-    var formats: Set<String> = ["engine", "nskeyed", "plist", "json"]
-    static let formatKeys = ["engine", "nskeyed", "plist", "json"]
+    /// Contestant keys to run (nskeyed-natural via --natural-nskeyed).
+    var formats: Set<String> = Set(formatKeys)
+    static let formatKeys = ["engine", "c-engine", "gvariant", "nskeyed", "plist", "json"]
 
     static let usage = """
     usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
-                         [--formats engine,nskeyed,plist,json]
+                         [--formats engine,c-engine,gvariant,nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
 
       --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
@@ -236,9 +269,33 @@ struct Options {
       --no-extras        skip the engine's extra cases (micro loop, plugins,
                          deep chain, fan-out, depth limit); the per-N file
                          save still runs
-      --formats a,b,...  only these of engine,nskeyed,plist,json (default all;
-                         a ratio needs the engine and that baseline)
+      --formats a,b,...  only these of engine,c-engine,gvariant,nskeyed,plist,
+                         json (default all; a ratio needs both of its formats)
       --seed S           graph seed (default \(0x5EED_2026))
+
+    Formats: engine (the Swift host, engine in process, through the C ABI),
+    c-engine (a C host linked against librestoration.so), gvariant (a C host,
+    GLib GVariant a{sv} per object), nskeyed, plist, json. The C ones are
+    compiled at run time with cc (gvariant needs pkg-config glib-2.0; c-engine
+    runs `swift build --product restoration` into restore-bench's own build
+    folder first, skipped with RESTORE_BENCH_NO_BUILD=1); one that cannot be
+    built is reported unavailable, with the reason.
+
+    --json prints one document (schema "restore-bench/1", documented in
+    docs/PERFORMANCE.md). Stable for scripts:
+      schema          "restore-bench/1"; a new number for any incompatible change
+      targets         [{name, description, value, limit, op, unit, pass, detail}]
+        name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant"
+        value         the measured number, or null when not measured
+        limit         the target's bound; op is "<=", ">=" or "=="
+        pass          true / false, or null when not measured (then value is null)
+      sizes[].formats[]  {key, name, n, save, restore (ms: median, min, max,
+                      samples), archiveBytes, saveMemoryDeltaBytes,
+                      restoreMemoryDeltaBytes, verified, problem, unavailable,
+                      versusEngine, versusCHost ({save, restore, archiveBytes,
+                      saveMemory, restoreMemory} ratios)}
+    Every other member is informational and may change.
+    Exit status: 0 when the run completed (MISS verdicts included).
 
     Progress goes to stderr. Build with -c release. RESTORE_BENCH_MEMORY=sampled
     makes it sample VmRSS instead of resetting VmHWM.
@@ -398,13 +455,28 @@ func runContestants(_ contestants: [Contestant], n: Int, options: Options) -> [F
         results[c.key]?.restore = Stats(ms: restores[c.key] ?? [])
     }
 
-    // Ratios against the engine.
     var ordered = contestants.compactMap { results[$0.key] }
-    if let engine = results["engine"], engine.problem == nil, let es = engine.save?.median, let er = engine.restore?.median {
-        for i in ordered.indices where ordered[i].key != "engine" && ordered[i].problem == nil {
-            if let s = ordered[i].save?.median { ordered[i].saveRatio = s / es }
-            if let r = ordered[i].restore?.median { ordered[i].restoreRatio = r / er }
+    addRatios(&ordered)
+    return ordered
+}
+
+/// Ratios against the Swift host's engine ("engine": saveRatio, restoreRatio,
+/// versusEngine) and against the C host's engine ("c-engine": versusCHost),
+/// for every format that ran correctly.
+func addRatios(_ formats: inout [FormatResult]) {
+    func good(_ key: String) -> FormatResult? {
+        formats.first { $0.key == key && $0.problem == nil && $0.verified && $0.save != nil }
+    }
+    let engine = good("engine"), cHost = good("c-engine")
+    for i in formats.indices where formats[i].problem == nil && formats[i].verified {
+        if let e = engine, formats[i].key != "engine" {
+            let r = Ratios(formats[i], over: e)
+            formats[i].versusEngine = r
+            formats[i].saveRatio = r.save
+            formats[i].restoreRatio = r.restore
+        }
+        if let c = cHost, formats[i].key != "c-engine" {
+            formats[i].versusCHost = Ratios(formats[i], over: c)
         }
     }
-    return ordered
 }
