@@ -178,6 +178,17 @@ struct Stats: Codable {
     var min: Double
     var max: Double
 
+    enum CodingKeys: String, CodingKey { case samples, median, min, max }
+
+    /// median, min and max are null (not "nan") when there are no samples.
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        for (v, k) in [(median, CodingKeys.median), (min, .min), (max, .max)] {
+            if v.isFinite { try c.encode(v, forKey: k) } else { try c.encodeNil(forKey: k) }
+        }
+    }
+
     init(ms samples: [Double]) {
         self.samples = samples
         let s = samples.sorted()
@@ -215,6 +226,37 @@ struct FormatResult: Codable {
     /// host's engine ("c-engine"): time, archive size and memory.
     var versusEngine: Ratios? = nil
     var versusCHost: Ratios? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case key, name, n, runs, runsNote, save, restore, archiveBytes, bytesPerObject, saveMemoryDeltaBytes,
+             restoreMemoryDeltaBytes, peakRSSBytes, verified, problem, saveRatio, restoreRatio, unavailable, info,
+             versusEngine, versusCHost
+    }
+
+    /// Every member is written, null when absent (schema "restore-bench/1").
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(key, forKey: .key)
+        try c.encode(name, forKey: .name)
+        try c.encode(n, forKey: .n)
+        try c.encode(runs, forKey: .runs)
+        try c.encode(runsNote, forKey: .runsNote)
+        try c.encode(save, forKey: .save)
+        try c.encode(restore, forKey: .restore)
+        try c.encode(archiveBytes, forKey: .archiveBytes)
+        try c.encode(bytesPerObject.isFinite ? bytesPerObject : nil, forKey: .bytesPerObject)
+        try c.encode(saveMemoryDeltaBytes, forKey: .saveMemoryDeltaBytes)
+        try c.encode(restoreMemoryDeltaBytes, forKey: .restoreMemoryDeltaBytes)
+        try c.encode(peakRSSBytes, forKey: .peakRSSBytes)
+        try c.encode(verified, forKey: .verified)
+        try c.encode(problem, forKey: .problem)
+        try c.encode(saveRatio.flatMap { $0.isFinite ? $0 : nil }, forKey: .saveRatio)
+        try c.encode(restoreRatio.flatMap { $0.isFinite ? $0 : nil }, forKey: .restoreRatio)
+        try c.encode(unavailable, forKey: .unavailable)
+        try c.encode(info, forKey: .info)
+        try c.encode(versusEngine, forKey: .versusEngine)
+        try c.encode(versusCHost, forKey: .versusCHost)
+    }
 }
 
 /// One format's figures divided by another's (above 1: the other is faster,
@@ -226,6 +268,19 @@ struct Ratios: Codable {
     var archiveBytes: Double?
     var saveMemory: Double?
     var restoreMemory: Double?
+
+    enum CodingKeys: String, CodingKey { case against, save, restore, archiveBytes, saveMemory, restoreMemory }
+
+    /// Every member is written, null when absent.
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(against, forKey: .against)
+        try c.encode(save, forKey: .save)
+        try c.encode(restore, forKey: .restore)
+        try c.encode(archiveBytes, forKey: .archiveBytes)
+        try c.encode(saveMemory, forKey: .saveMemory)
+        try c.encode(restoreMemory, forKey: .restoreMemory)
+    }
 
     init(_ f: FormatResult, over d: FormatResult) {
         against = d.key
@@ -284,16 +339,22 @@ struct Options {
     --json prints one document (schema "restore-bench/1", documented in
     docs/PERFORMANCE.md). Stable for scripts:
       schema          "restore-bench/1"; a new number for any incompatible change
-      targets         [{name, description, value, limit, op, unit, pass, detail}]
+      targets         [{name, description, value, limit, op, unit, pass, detail}],
+                      every member always present:
         name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant"
         value         the measured number, or null when not measured
-        limit         the target's bound; op is "<=", ">=" or "=="
-        pass          true / false, or null when not measured (then value is null)
-      sizes[].formats[]  {key, name, n, save, restore (ms: median, min, max,
-                      samples), archiveBytes, saveMemoryDeltaBytes,
-                      restoreMemoryDeltaBytes, verified, problem, unavailable,
-                      versusEngine, versusCHost ({save, restore, archiveBytes,
-                      saveMemory, restoreMemory} ratios)}
+        limit, op     the bound and the test: pass is `value op limit`, op one
+                      of "<=", ">=", "=="
+        unit          "ms", "x", "x archive", "bytes/object", "failures", ...
+        pass          true or false; null when not measured (value null); false
+                      with value null when the measurement itself failed
+      sizes[].n, sizes[].formats[]: {key, name, n, save, restore ({samples,
+                      median, min, max} in ms, null when not timed), archiveBytes,
+                      saveMemoryDeltaBytes, restoreMemoryDeltaBytes, verified,
+                      problem, unavailable, saveRatio, restoreRatio, versusEngine,
+                      versusCHost ({against, save, restore, archiveBytes,
+                      saveMemory, restoreMemory}: this format over that one)};
+                      every member present, null when absent
     Every other member is informational and may change.
     Exit status: 0 when the run completed (MISS verdicts included).
 
