@@ -269,6 +269,16 @@ struct CBuild {
         }
 
         if keys.contains("gvariant") {
+            // GLib >= 2.76 (any GLib GTK 4.22 builds against) allocates GVariants
+            // with malloc: GSlice is a wrapper. This machine's 2.74 still has
+            // GSlice magazines, which keep freed blocks resident, so the memory
+            // run would see the warm-up's blocks reused and report almost no
+            // memory. always-malloc gives 2.74 the newer behaviour (set before
+            // GLib is loaded; a G_SLICE already in the environment is kept).
+            setenv("G_SLICE", "always-malloc", 0)
+            b.notes.append("GVariant: G_SLICE=" + (ProcessInfo.processInfo.environment["G_SLICE"] ?? "?")
+                + " (GLib ≥ 2.76, which GTK 4.22 needs, always uses malloc; an older GLib's GSlice magazines would "
+                + "keep the warm-up's memory and hide the memory run's growth).")
             if let (st, flags) = try? runCommand(["pkg-config", "--cflags", "--libs", "glib-2.0"]), st == 0 {
                 let version = (try? runCommand(["pkg-config", "--modversion", "glib-2.0"]))?.1
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
