@@ -39,12 +39,19 @@ MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct
 
 all: dist
 
-# A fresh machine may lack libffi's headers (Debian: libffi-dev) and pkg-config.
+# A fresh machine may lack libffi's headers (Debian: libffi-dev) and pkg-config,
+# and GLib's (libglib2.0-dev: restore-bench's GVariant baseline). Each is
+# installed only when pkg-config cannot find it.
 deps:
 	@if ! pkg-config --exists libffi 2>/dev/null; then \
 	  echo "installing libffi-dev pkg-config"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libffi-dev pkg-config; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libffi-dev pkg-config; fi; \
+	fi
+	@if ! pkg-config --exists glib-2.0 2>/dev/null; then \
+	  echo "installing libglib2.0-dev"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libglib2.0-dev pkg-config; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libglib2.0-dev pkg-config; fi; \
 	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin

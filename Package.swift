@@ -98,9 +98,10 @@ let package = Package(
             "Restoration", "RestorationCore", "RestorationArchive", "RestorationPlugins", "CRestoration",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // c/: the C contestants, compiled by restore-bench at run time (cc), not by SwiftPM.
         .executableTarget(name: "restore-bench", dependencies: [
             "RestorationC", "CRestoration", "RestorationArchive",
-        ]),
+        ], exclude: ["c"]),
         // Fuzz target (libFuzzer with -DFUZZING; a corpus replay tool otherwise).
         .executableTarget(name: "restore-fuzz", dependencies: ["RestorationCore", "RestorationArchive"],
                           exclude: ["corpus"]),

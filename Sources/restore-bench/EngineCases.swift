@@ -189,26 +189,6 @@ RST_PLUGIN_EXPORT const rst_plugin_manifest *rst_plugin_manifest_v1(const rst_ho
 }
 """#
 
-/// The repository root (for Include/), from this file's real location.
-func repositoryRoot() -> URL {
-    URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-}
-
-/// Runs a command; returns (status, combined output).
-func runCommand(_ argv: [String]) throws -> (Int32, String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = argv
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = pipe
-    try p.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 let pluginFiles = 100
 let neededPlugin = 42
 

@@ -178,6 +178,17 @@ struct Stats: Codable {
     var min: Double
     var max: Double
 
+    enum CodingKeys: String, CodingKey { case samples, median, min, max }
+
+    /// median, min and max are null (not "nan") when there are no samples.
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        for (v, k) in [(median, CodingKeys.median), (min, .min), (max, .max)] {
+            if v.isFinite { try c.encode(v, forKey: k) } else { try c.encodeNil(forKey: k) }
+        }
+    }
+
     init(ms samples: [Double]) {
         self.samples = samples
         let s = samples.sorted()
@@ -206,6 +217,83 @@ struct FormatResult: Codable {
     /// baseline time / engine time (nil for the engine, or when either is missing).
     var saveRatio: Double?
     var restoreRatio: Double?
+    /// Why the contestant could not run at all (no cc, no glib-2.0, no
+    /// librestoration.so); nil when it ran. Such a row has `problem` too.
+    var unavailable: String? = nil
+    /// One line about the contestant (which library provides rst_*, GLib's version).
+    var info: String? = nil
+    /// This format over the Swift host's engine ("engine") and over the C
+    /// host's engine ("c-engine"): time, archive size and memory.
+    var versusEngine: Ratios? = nil
+    var versusCHost: Ratios? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case key, name, n, runs, runsNote, save, restore, archiveBytes, bytesPerObject, saveMemoryDeltaBytes,
+             restoreMemoryDeltaBytes, peakRSSBytes, verified, problem, saveRatio, restoreRatio, unavailable, info,
+             versusEngine, versusCHost
+    }
+
+    /// Every member is written, null when absent (schema "restore-bench/1").
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(key, forKey: .key)
+        try c.encode(name, forKey: .name)
+        try c.encode(n, forKey: .n)
+        try c.encode(runs, forKey: .runs)
+        try c.encode(runsNote, forKey: .runsNote)
+        try c.encode(save, forKey: .save)
+        try c.encode(restore, forKey: .restore)
+        try c.encode(archiveBytes, forKey: .archiveBytes)
+        try c.encode(bytesPerObject.isFinite ? bytesPerObject : nil, forKey: .bytesPerObject)
+        try c.encode(saveMemoryDeltaBytes, forKey: .saveMemoryDeltaBytes)
+        try c.encode(restoreMemoryDeltaBytes, forKey: .restoreMemoryDeltaBytes)
+        try c.encode(peakRSSBytes, forKey: .peakRSSBytes)
+        try c.encode(verified, forKey: .verified)
+        try c.encode(problem, forKey: .problem)
+        try c.encode(saveRatio.flatMap { $0.isFinite ? $0 : nil }, forKey: .saveRatio)
+        try c.encode(restoreRatio.flatMap { $0.isFinite ? $0 : nil }, forKey: .restoreRatio)
+        try c.encode(unavailable, forKey: .unavailable)
+        try c.encode(info, forKey: .info)
+        try c.encode(versusEngine, forKey: .versusEngine)
+        try c.encode(versusCHost, forKey: .versusCHost)
+    }
+}
+
+/// One format's figures divided by another's (above 1: the other is faster,
+/// smaller or leaner). nil where either side is missing or zero.
+struct Ratios: Codable {
+    var against: String              // the key of the denominator
+    var save: Double?
+    var restore: Double?
+    var archiveBytes: Double?
+    var saveMemory: Double?
+    var restoreMemory: Double?
+
+    enum CodingKeys: String, CodingKey { case against, save, restore, archiveBytes, saveMemory, restoreMemory }
+
+    /// Every member is written, null when absent.
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(against, forKey: .against)
+        try c.encode(save, forKey: .save)
+        try c.encode(restore, forKey: .restore)
+        try c.encode(archiveBytes, forKey: .archiveBytes)
+        try c.encode(saveMemory, forKey: .saveMemory)
+        try c.encode(restoreMemory, forKey: .restoreMemory)
+    }
+
+    init(_ f: FormatResult, over d: FormatResult) {
+        against = d.key
+        func div(_ a: Double?, _ b: Double?) -> Double? {
+            guard let a, let b, a.isFinite, b.isFinite, b > 0 else { return nil }
+            return a / b
+        }
+        save = div(f.save?.median, d.save?.median)
+        restore = div(f.restore?.median, d.restore?.median)
+        archiveBytes = div(Double(f.archiveBytes), Double(d.archiveBytes))
+        saveMemory = div(Double(f.saveMemoryDeltaBytes), Double(d.saveMemoryDeltaBytes))
+        restoreMemory = div(Double(f.restoreMemoryDeltaBytes), Double(d.restoreMemoryDeltaBytes))
+    }
 }
 
 // MARK: - Options
@@ -218,13 +306,13 @@ struct Options {
     var naturalKeyed = false
     var seed: UInt64 = 0x5EED_2026
     var extras = true
-    /// Contestant keys to run (engine, nskeyed, plist, json; nskeyed-natural via --natural-nskeyed).
-    var formats: Set<String> = ["engine", "nskeyed", "plist", "json"]
-    static let formatKeys = ["engine", "nskeyed", "plist", "json"]
+    /// Contestant keys to run (nskeyed-natural via --natural-nskeyed).
+    var formats: Set<String> = Set(formatKeys)
+    static let formatKeys = ["engine", "c-engine", "gvariant", "nskeyed", "plist", "json"]
 
     static let usage = """
     usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
-                         [--formats engine,nskeyed,plist,json]
+                         [--formats engine,c-engine,gvariant,nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
 
       --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
@@ -236,9 +324,39 @@ struct Options {
       --no-extras        skip the engine's extra cases (micro loop, plugins,
                          deep chain, fan-out, depth limit); the per-N file
                          save still runs
-      --formats a,b,...  only these of engine,nskeyed,plist,json (default all;
-                         a ratio needs the engine and that baseline)
+      --formats a,b,...  only these of engine,c-engine,gvariant,nskeyed,plist,
+                         json (default all; a ratio needs both of its formats)
       --seed S           graph seed (default \(0x5EED_2026))
+
+    Formats: engine (the Swift host, engine in process, through the C ABI),
+    c-engine (a C host linked against librestoration.so), gvariant (a C host,
+    GLib GVariant a{sv} per object), nskeyed, plist, json. The C ones are
+    compiled at run time with cc (gvariant needs pkg-config glib-2.0; c-engine
+    runs `swift build --product restoration` into restore-bench's own build
+    folder first, skipped with RESTORE_BENCH_NO_BUILD=1); one that cannot be
+    built is reported unavailable, with the reason.
+
+    --json prints one document (schema "restore-bench/1", documented in
+    docs/PERFORMANCE.md). Stable for scripts:
+      schema          "restore-bench/1"; a new number for any incompatible change
+      targets         [{name, description, value, limit, op, unit, pass, detail}],
+                      every member always present:
+        name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant"
+        value         the measured number, or null when not measured
+        limit, op     the bound and the test: pass is `value op limit`, op one
+                      of "<=", ">=", "=="
+        unit          "ms", "x", "x archive", "bytes/object", "failures", ...
+        pass          true or false; null when not measured (value null); false
+                      with value null when the measurement itself failed
+      sizes[].n, sizes[].formats[]: {key, name, n, save, restore ({samples,
+                      median, min, max} in ms, null when not timed), archiveBytes,
+                      saveMemoryDeltaBytes, restoreMemoryDeltaBytes, verified,
+                      problem, unavailable, saveRatio, restoreRatio, versusEngine,
+                      versusCHost ({against, save, restore, archiveBytes,
+                      saveMemory, restoreMemory}: this format over that one)};
+                      every member present, null when absent
+    Every other member is informational and may change.
+    Exit status: 0 when the run completed (MISS verdicts included).
 
     Progress goes to stderr. Build with -c release. RESTORE_BENCH_MEMORY=sampled
     makes it sample VmRSS instead of resetting VmHWM.
@@ -398,13 +516,28 @@ func runContestants(_ contestants: [Contestant], n: Int, options: Options) -> [F
         results[c.key]?.restore = Stats(ms: restores[c.key] ?? [])
     }
 
-    // Ratios against the engine.
     var ordered = contestants.compactMap { results[$0.key] }
-    if let engine = results["engine"], engine.problem == nil, let es = engine.save?.median, let er = engine.restore?.median {
-        for i in ordered.indices where ordered[i].key != "engine" && ordered[i].problem == nil {
-            if let s = ordered[i].save?.median { ordered[i].saveRatio = s / es }
-            if let r = ordered[i].restore?.median { ordered[i].restoreRatio = r / er }
+    addRatios(&ordered)
+    return ordered
+}
+
+/// Ratios against the Swift host's engine ("engine": saveRatio, restoreRatio,
+/// versusEngine) and against the C host's engine ("c-engine": versusCHost),
+/// for every format that ran correctly.
+func addRatios(_ formats: inout [FormatResult]) {
+    func good(_ key: String) -> FormatResult? {
+        formats.first { $0.key == key && $0.problem == nil && $0.verified && $0.save != nil }
+    }
+    let engine = good("engine"), cHost = good("c-engine")
+    for i in formats.indices where formats[i].problem == nil && formats[i].verified {
+        if let e = engine, formats[i].key != "engine" {
+            let r = Ratios(formats[i], over: e)
+            formats[i].versusEngine = r
+            formats[i].saveRatio = r.save
+            formats[i].restoreRatio = r.restore
+        }
+        if let c = cHost, formats[i].key != "c-engine" {
+            formats[i].versusCHost = Ratios(formats[i], over: c)
         }
     }
-    return ordered
 }

@@ -100,6 +100,9 @@ struct Check: Codable {
 }
 
 struct Report: Codable {
+    /// "restore-bench/1": changes only with an incompatible change of the
+    /// stable members (docs/PERFORMANCE.md, "The --json schema").
+    var schema = "restore-bench/1"
     var tool = "restore-bench"
     var date: String
     var machine: String
@@ -113,7 +116,8 @@ struct Report: Codable {
     var sizes: [SizeResult]
     var extras: EngineExtras?
     var growth: GrowthResult?
-    var checks: [Check]
+    var checks: [Check]                    // the Markdown table's rows (informational)
+    var targets: [Target]                  // the verdicts, for scripts (stable)
     var totalSeconds: Double
 }
 
@@ -200,41 +204,124 @@ extension String {
 
 // MARK: - Checks
 
+/// One target with its verdict, as `--json` gives it to scripts (schema
+/// "restore-bench/1", docs/PERFORMANCE.md). Every member is always present:
+/// `value` and `pass` are null when the target was not measured.
+struct Target: Codable {
+    var name: String                       // stable identifier: "save_ms_100k", "restore_ratio_gvariant", ...
+    var description: String                // the sentence of the Markdown table
+    var value: Double?                     // measured; null when not measured
+    var limit: Double                      // the bound
+    var op: String                         // "<=", ">=" or "==": pass is `value op limit`
+    var unit: String                       // "ms", "x", "bytes/object", "x archive", "failures", "objects", "depth"
+    var pass: Bool?                        // null when not measured
+    var detail: String                     // what was measured, or why not
+
+    enum CodingKeys: String, CodingKey { case name, description, value, limit, op, unit, pass, detail }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(description, forKey: .description)
+        if let value, value.isFinite { try c.encode(value, forKey: .value) } else { try c.encodeNil(forKey: .value) }
+        try c.encode(limit, forKey: .limit)
+        try c.encode(op, forKey: .op)
+        try c.encode(unit, forKey: .unit)
+        if let pass { try c.encode(pass, forKey: .pass) } else { try c.encodeNil(forKey: .pass) }
+        try c.encode(detail, forKey: .detail)
+    }
+
+    var check: Check { Check(target: description, measured: detail, verdict: pass.map { $0 ? "PASS" : "MISS" } ?? "n/a") }
+}
+
 /// Every target of the issue, at N = 100,000, with its verdict.
-func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthResult?, engineIncluded: Bool,
-                    engineAbsence: String = "engine not in this build") -> [Check] {
-    var checks: [Check] = []
-    func add(_ target: String, _ measured: String, _ pass: Bool?) {
-        checks.append(Check(target: target, measured: measured, verdict: pass.map { $0 ? "PASS" : "MISS" } ?? "n/a"))
+func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthResult?, engineIncluded: Bool,
+                     engineAbsence: String = "engine not in this build") -> [Target] {
+    var targets: [Target] = []
+    /// Adds a target; `value` nil means not measured (pass null), unless `failed` says the measurement failed (pass false).
+    func add(_ name: String, _ description: String, value: Double?, limit: Double, op: String, unit: String,
+             detail: String, failed: Bool = false) {
+        var pass: Bool?
+        if let v = value, v.isFinite {
+            switch op {
+            case "<=": pass = v <= limit
+            case ">=": pass = v >= limit
+            default: pass = v == limit
+            }
+        } else if failed {
+            pass = false
+        }
+        targets.append(Target(name: name, description: description, value: value.flatMap { $0.isFinite ? $0 : nil },
+                              limit: limit, op: op, unit: unit, pass: pass, detail: detail))
     }
     let big = sizes.first { $0.n == 100_000 }
     let ten = sizes.first { $0.n == 10_000 }
     func format(_ s: SizeResult?, _ key: String) -> FormatResult? {
         s?.formats.first { $0.key == key && $0.problem == nil && $0.verified }
     }
+    func row(_ s: SizeResult?, _ key: String) -> FormatResult? { s?.formats.first { $0.key == key } }
     let why = !engineIncluded ? engineAbsence : (big == nil ? "N = 100,000 not run" : nil)
     let engine = format(big, "engine")
     let engineFailed = engineIncluded && big != nil && engine == nil
-    func na(_ target: String) {
-        add(target, why ?? (engineFailed ? "engine failed at N = 100,000" : "not measured"), engineFailed ? false : nil)
+    /// A target that needs the engine at N = 100,000 and could not be measured.
+    func na(_ name: String, _ description: String, limit: Double, op: String, unit: String) {
+        add(name, description, value: nil, limit: limit, op: op, unit: unit,
+            detail: why ?? (engineFailed ? "engine failed at N = 100,000" : "not measured"), failed: engineFailed)
     }
 
-    if let e = engine, let s = e.save?.median { add("save ≤ 40 ms (N = 100,000)", "\(fmtMs(s)) ms", s <= 40) } else { na("save ≤ 40 ms (N = 100,000)") }
-    if let e = engine, let r = e.restore?.median { add("restore ≤ 80 ms (N = 100,000)", "\(fmtMs(r)) ms", r <= 80) } else { na("restore ≤ 80 ms (N = 100,000)") }
-    if let e = engine { add("archive ≤ 120 bytes per object", String(format: "%.1f bytes/object", e.bytesPerObject), e.bytesPerObject <= 120) } else { na("archive ≤ 120 bytes per object") }
+    let saveT = "save ≤ 40 ms (N = 100,000)", restoreT = "restore ≤ 80 ms (N = 100,000)", sizeT = "archive ≤ 120 bytes per object"
+    if let s = engine?.save?.median { add("save_ms_100k", saveT, value: s, limit: 40, op: "<=", unit: "ms", detail: "\(fmtMs(s)) ms") }
+    else { na("save_ms_100k", saveT, limit: 40, op: "<=", unit: "ms") }
+    if let r = engine?.restore?.median { add("restore_ms_100k", restoreT, value: r, limit: 80, op: "<=", unit: "ms", detail: "\(fmtMs(r)) ms") }
+    else { na("restore_ms_100k", restoreT, limit: 80, op: "<=", unit: "ms") }
+    if let e = engine { add("archive_bytes_per_object", sizeT, value: e.bytesPerObject, limit: 120, op: "<=", unit: "bytes/object",
+                            detail: String(format: "%.1f bytes/object", e.bytesPerObject)) }
+    else { na("archive_bytes_per_object", sizeT, limit: 120, op: "<=", unit: "bytes/object") }
 
-    for (key, label, s, r) in [("nskeyed", "NSKeyedArchiver", 200.0, 100.0), ("plist", "binary PropertyList", 40.0, 25.0), ("json", "JSON", 15.0, 10.0)] {
+    // Speed ratios over the Swift host's engine, as for every baseline.
+    let baselines: [(String, String, Double, Double)] = [
+        ("nskeyed", "NSKeyedArchiver", 200, 100), ("plist", "binary PropertyList", 40, 25), ("json", "JSON", 15, 10),
+        ("gvariant", "GVariant", 30, 30),
+    ]
+    for (key, label, s, r) in baselines {
         let b = format(big, key)
-        let ts = "save ≥ \(Int(s))× faster than \(label)", tr = "restore ≥ \(Int(r))× faster than \(label)"
-        if let b, let ratio = b.saveRatio { add(ts, fmtRatio(ratio), ratio >= s) } else { b == nil && engine != nil ? add(ts, "\(label) not measured at N = 100,000", nil) : na(ts) }
-        if let b, let ratio = b.restoreRatio { add(tr, fmtRatio(ratio), ratio >= r) } else { b == nil && engine != nil ? add(tr, "\(label) not measured at N = 100,000", nil) : na(tr) }
+        for (phase, limit, ratio) in [("save", s, b?.saveRatio), ("restore", r, b?.restoreRatio)] {
+            let name = "\(phase)_ratio_\(key)", description = "\(phase) ≥ \(Int(limit))× faster than \(label)"
+            if let ratio {
+                add(name, description, value: ratio, limit: limit, op: ">=", unit: "x", detail: fmtRatio(ratio))
+            } else if engine != nil {
+                let r = row(big, key)
+                let detail = r?.unavailable.map { "\(label) unavailable: \($0)" }
+                    ?? (r?.problem.map { "\(label) failed: \($0)" } ?? "\(label) not measured at N = 100,000")
+                add(name, description, value: nil, limit: limit, op: ">=", unit: "x", detail: brief(detail),
+                    failed: r?.problem != nil && r?.unavailable == nil)
+            } else { na(name, description, limit: limit, op: ">=", unit: "x") }
+        }
+    }
+    // The same GVariant target, like for like: both hosts in C, the same structs.
+    let cHost = format(big, "c-engine")
+    for (phase, limit) in [("save", 30.0), ("restore", 30.0)] {
+        let name = "c_host_\(phase)_ratio_gvariant"
+        let description = "C host through the C ABI: \(phase) ≥ \(Int(limit))× faster than GVariant (both in C)"
+        let ratio = format(big, "gvariant").flatMap { phase == "save" ? $0.versusCHost?.save : $0.versusCHost?.restore }
+        if let ratio, cHost != nil {
+            add(name, description, value: ratio, limit: limit, op: ">=", unit: "x", detail: fmtRatio(ratio))
+        } else {
+            var detail = big == nil ? "N = 100,000 not run" : "not measured"
+            for (key, label) in [("c-engine", "C host"), ("gvariant", "GVariant")] {
+                if let r = row(big, key), let p = r.unavailable ?? r.problem { detail = "\(label): \(p)" }
+            }
+            add(name, description, value: nil, limit: limit, op: ">=", unit: "x", detail: brief(detail),
+                failed: [row(big, "c-engine"), row(big, "gvariant")].contains { $0?.problem != nil && $0?.unavailable == nil })
+        }
     }
 
     // Growth: from the interleaved runs when there are some (both sizes on the
     // same machine state), else from the per-N tables.
     let e10 = format(ten, "engine")
     for (phase, get) in [("save", { (f: FormatResult) in f.save?.median }), ("restore", { (f: FormatResult) in f.restore?.median })] {
-        let target = "linear growth: \(phase) time 100,000 / 10,000 ≤ 12"
+        let name = "growth_\(phase)_100k_over_10k"
+        let description = "linear growth: \(phase) time 100,000 / 10,000 ≤ 12"
         let tables: String? = {
             guard let e = engine, let e10, let a = get(e), let b = get(e10), b > 0 else { return nil }
             return String(format: "%.1f", a / b) + " (\(fmtMs(a)) / \(fmtMs(b)) ms)"
@@ -242,54 +329,72 @@ func evaluateChecks(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthRe
         if let g = growth, g.problem == nil, g.smallN == 10_000, g.largeN == 100_000 {
             let (ratio, a, b) = phase == "save" ? (g.saveRatio, g.largeSave.median, g.smallSave.median)
                                                 : (g.restoreRatio, g.largeRestore.median, g.smallRestore.median)
-            add(target, String(format: "%.1f", ratio) + " (interleaved runs: \(fmtMs(a)) / \(fmtMs(b)) ms"
-                + (tables.map { "; per-N tables: \($0)" } ?? "") + ")", ratio <= 12)
+            add(name, description, value: ratio, limit: 12, op: "<=", unit: "x",
+                detail: String(format: "%.1f", ratio) + " (interleaved runs: \(fmtMs(a)) / \(fmtMs(b)) ms"
+                    + (tables.map { "; per-N tables: \($0)" } ?? "") + ")")
         } else if let e = engine, let e10, let a = get(e), let b = get(e10), b > 0 {
-            add(target, String(format: "%.1f", a / b) + " (\(fmtMs(a)) / \(fmtMs(b)) ms)", a / b <= 12)
+            add(name, description, value: a / b, limit: 12, op: "<=", unit: "x",
+                detail: String(format: "%.1f", a / b) + " (\(fmtMs(a)) / \(fmtMs(b)) ms)")
         } else if engine != nil && e10 == nil {
-            add(target, "N = 10,000 not run", nil)
-        } else { na(target) }
+            add(name, description, value: nil, limit: 12, op: "<=", unit: "x", detail: "N = 10,000 not run")
+        } else { na(name, description, limit: 12, op: "<=", unit: "x") }
     }
 
+    let memT = "restore peak memory above baseline ≤ 3× archive size"
     if let e = engine {
         let ratio = Double(e.restoreMemoryDeltaBytes) / Double(max(e.archiveBytes, 1))
-        add("restore peak memory above baseline ≤ 3× archive size",
-            String(format: "%.2f×", ratio) + " (\(fmtMiB(e.restoreMemoryDeltaBytes)) MiB over a \(fmtMiB(e.archiveBytes)) MiB archive)",
-            ratio <= 3)
-    } else { na("restore peak memory above baseline ≤ 3× archive size") }
+        add("restore_memory_over_archive", memT, value: ratio, limit: 3, op: "<=", unit: "x archive",
+            detail: String(format: "%.2f×", ratio) + " (\(fmtMiB(e.restoreMemoryDeltaBytes)) MiB over a \(fmtMiB(e.archiveBytes)) MiB archive)")
+    } else { na("restore_memory_over_archive", memT, limit: 3, op: "<=", unit: "x archive") }
 
-    let pluginTarget = "100-plugin restore ≤ 25 ms more than without plugin_dir"
+    let pluginT = "100-plugin restore ≤ 25 ms more than without plugin_dir"
     if let p = extras?.plugin, p.problem == nil {
-        add(pluginTarget, "\(fmtSigned(p.overheadMs)) ms (\(fmtMs(p.withPlugins.median)) vs \(fmtMs(p.withoutPlugins.median)) ms, N = \(fmtInt(p.n)))",
-            p.overheadMs <= 25)
+        add("plugin_overhead_ms", pluginT, value: p.overheadMs, limit: 25, op: "<=", unit: "ms",
+            detail: "\(fmtSigned(p.overheadMs)) ms (\(fmtMs(p.withPlugins.median)) vs \(fmtMs(p.withoutPlugins.median)) ms, N = \(fmtInt(p.n)))")
     } else if let p = extras?.plugin {
-        add(pluginTarget, p.problem ?? "failed", false)
-    } else { add(pluginTarget, engineIncluded ? "not run (--no-extras)" : engineAbsence, nil) }
+        add("plugin_overhead_ms", pluginT, value: nil, limit: 25, op: "<=", unit: "ms", detail: p.problem ?? "failed", failed: true)
+    } else {
+        add("plugin_overhead_ms", pluginT, value: nil, limit: 25, op: "<=", unit: "ms",
+            detail: engineIncluded ? "not run (--no-extras)" : engineAbsence)
+    }
 
-    // Correctness of the engine cases (not timing targets, but a benchmark of a broken restore is worthless).
-    if engineIncluded {
-        let engineSizes = sizes.compactMap { s -> (Int, FormatResult?)? in (s.n, s.formats.first { $0.key == "engine" }) }
-        let bad = engineSizes.filter { $0.1?.verified != true }
-        add("engine restore verified (every object, value and link)",
-            bad.isEmpty ? "verified at N = " + engineSizes.map { fmtInt($0.0) }.joined(separator: ", ")
-                        : "failed at N = " + bad.map { fmtInt($0.0) }.joined(separator: ", "),
-            engineSizes.isEmpty ? nil : bad.isEmpty)
-        for shape in extras?.shapes ?? [] {
-            add("\(shape.name): \(fmtInt(shape.objects)) objects saved and restored, no stack overflow on a \(shape.stackBytes / 1024) KiB stack",
-                shape.problem ?? "restored \(fmtInt(shape.restored))", shape.problem == nil)
-        }
-        if let d = extras?.depthLimit {
-            add("depth \(fmtInt(d.maxTreeDepth - 1)) registers (a chain of RST_MAX_TREE_DEPTH objects), depth \(fmtInt(d.maxTreeDepth)) is RST_ERR_LIMIT",
-                d.problem ?? "\(d.atLimit) / \(d.pastLimit)", d.problem == nil)
+    // Correctness (not timing targets, but a benchmark of a broken restore is worthless).
+    for (key, name, description) in [("engine", "engine_restore_verified", "engine restore verified (every object, value and link)"),
+                                      ("c-engine", "c_host_restore_verified", "C host restore through librestoration.so verified (every object, value and link)")] {
+        let rows = sizes.compactMap { s -> (Int, FormatResult)? in s.formats.first { $0.key == key }.map { (s.n, $0) } }
+        let ran = rows.filter { $0.1.unavailable == nil }
+        let bad = ran.filter { !$0.1.verified || $0.1.problem != nil }
+        if ran.isEmpty {
+            let reason = rows.first?.1.unavailable.map { "unavailable: \($0)" } ?? (key == "engine" && !engineIncluded ? engineAbsence : "not run")
+            add(name, description, value: nil, limit: 0, op: "<=", unit: "failures", detail: brief(reason))
+        } else {
+            add(name, description, value: Double(bad.count), limit: 0, op: "<=", unit: "failures",
+                detail: bad.isEmpty ? "verified at N = " + ran.map { fmtInt($0.0) }.joined(separator: ", ")
+                                    : "failed at N = " + bad.map { fmtInt($0.0) }.joined(separator: ", ")
+                                      + ": " + brief(bad[0].1.problem ?? "not verified"))
         }
     }
-    return checks
+    if engineIncluded {
+        for shape in extras?.shapes ?? [] {
+            let slug = shape.name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+                .split(separator: "_").filter { !$0.isEmpty }.joined(separator: "_")
+            add("shape_\(slug)", "\(shape.name): \(fmtInt(shape.objects)) objects saved and restored, no stack overflow on a \(shape.stackBytes / 1024) KiB stack",
+                value: shape.problem == nil ? Double(shape.restored) : nil, limit: Double(shape.objects), op: ">=", unit: "objects",
+                detail: shape.problem ?? "restored \(fmtInt(shape.restored))", failed: shape.problem != nil)
+        }
+        if let d = extras?.depthLimit {
+            add("depth_limit", "depth \(fmtInt(d.maxTreeDepth - 1)) registers (a chain of RST_MAX_TREE_DEPTH objects), depth \(fmtInt(d.maxTreeDepth)) is RST_ERR_LIMIT",
+                value: d.problem == nil ? d.firstRefusedDepth.map(Double.init) : nil, limit: Double(d.maxTreeDepth), op: "==", unit: "depth",
+                detail: d.problem ?? "\(d.atLimit) / \(d.pastLimit)", failed: d.problem != nil)
+        }
+    }
+    return targets
 }
 
 // MARK: - Markdown
 
 /// A problem cut to a table-friendly length.
-private func brief(_ s: String) -> String { s.count > 400 ? String(s.prefix(340)) + " … " + String(s.suffix(50)) : s }
+func brief(_ s: String) -> String { s.count > 400 ? String(s.prefix(340)) + " … " + String(s.suffix(50)) : s }
 
 func renderMarkdown(_ r: Report) -> String {
     var out = "# restore-bench\n\n"
@@ -317,6 +422,23 @@ func renderMarkdown(_ r: Report) -> String {
             out += runs + " |\n"
             if let p = f.problem { out += "| ↳ \(f.name) | **\(brief(p))** | | | | | | | | | |\n" }
         }
+        let ratioRows = s.formats.filter { $0.versusEngine != nil || $0.versusCHost != nil }
+        if !ratioRows.isEmpty {
+            out += "\nRatios (this format's figure over the engine's; above 1: the engine is faster or smaller; memory is the "
+            out += "peak above baseline of the memory run). \"engine\" is the Swift host with the engine in process, \"C host\" "
+            out += "the C host calling librestoration.so:\n\n"
+            out += "| format | save ÷ engine | restore ÷ engine | size ÷ engine | save mem ÷ engine | restore mem ÷ engine "
+            out += "| save ÷ C host | restore ÷ C host | size ÷ C host | save mem ÷ C host | restore mem ÷ C host |\n"
+            out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            func cells(_ r: Ratios?) -> String {
+                guard let r else { return " – | – | – | – | – |" }
+                return " \(fmtRatio(r.save)) | \(fmtRatio(r.restore)) | \(fmtRatio(r.archiveBytes)) | "
+                    + "\(fmtRatio(r.saveMemory)) | \(fmtRatio(r.restoreMemory)) |"
+            }
+            for f in ratioRows { out += "| \(f.name) |" + cells(f.versusEngine) + cells(f.versusCHost) + "\n" }
+        }
+        for f in s.formats { if let i = f.info, !i.isEmpty { out += "\n\(f.name): \(i)." } }
+        if s.formats.contains(where: { $0.info?.isEmpty == false }) { out += "\n" }
         if let e = s.engine {
             out += "\nEngine: \(fmtInt(e.preregistered)) of \(fmtInt(s.n)) objects pre-registered ("
             out += String(format: "%.1f%%", e.preregisteredFraction * 100) + "), the rest re-created by host-class factories. "

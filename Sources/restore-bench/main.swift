@@ -1,11 +1,13 @@
 // restore-bench: the Restoration engine against what a user would otherwise
-// pick (NSKeyedArchiver, binary PropertyListEncoder, JSONEncoder), on the
+// pick (NSKeyedArchiver, binary PropertyListEncoder, JSONEncoder, and for a C
+// program GLib's GVariant), and a C host calling librestoration.so, on the
 // same object graph, in one run on the same machine.
 //
 //   swift run -c release restore-bench [--quick] [--json] [--sizes 1000,10000]
 //
 // Files: Graph.swift (the generated graph and the host's objects),
-// Baselines.swift (the Foundation formats), EngineBench.swift (the engine
+// Baselines.swift (the Foundation formats), CContestants.swift and c/ (the C
+// host through librestoration.so, GVariant), EngineBench.swift (the engine
 // through its C ABI), EngineCases.swift (micro loop, plugins, deep chain,
 // fan-out, depth limit), Harness.swift (timing, memory, schedule, options),
 // Report.swift (tables, JSON, target checks).
@@ -111,6 +113,40 @@ if options.naturalKeyed && options.sizes.contains(where: { $0 > 1_000 }) {
     notes.append("--natural-nskeyed ran only at N ≤ 1,000: its encoder is O(N²) on Linux (6 s at 1k, > 60 s at 10k in BASELINES.md).")
 }
 
+// The C contestants (CContestants.swift): compiled and loaded once, untimed.
+let cBuild: CBuild
+if options.formats.contains("c-engine") || options.formats.contains("gvariant") {
+    Log.say("C contestants: building")
+    cBuild = CBuild.build(keys: options.formats, workDir: workDir, release: buildKind == "release")
+    notes.append(contentsOf: cBuild.notes)
+} else {
+    cBuild = CBuild()
+}
+if options.formats.contains("c-engine") {
+    notes.append("C host through the C ABI (c/bench_engine.c): C code linked against the real librestoration.so (-lrestoration, "
+        + "rpath to restore-bench's bin folder), doing what the Swift host's engine row does call for call: all N objects "
+        + "registered (untimed), rst_save_to_buffer timed; a new engine per restore with one host class per class name (the "
+        + "factory mallocs a C struct and registers it) and the first ⌈N/2⌉ objects pre-registered (untimed), then "
+        + "rst_restore_from_buffer timed, decoding into C structs (strings malloc'd, blob and rows inline). Verified like the "
+        + "engine row: every object found at its path, every value, class, parent and reference identity, `finished`, the "
+        + "restore report's counts. restore-bench exports no rst_* symbol (nm -D), and the C host checks with dladdr that its "
+        + "rst_* calls bind to librestoration.so, not to the engine copy inside restore-bench.")
+}
+if options.formats.contains("gvariant") {
+    notes.append("GLib GVariant (c/bench_gvariant.c), as GTK 4.22 stores window state: one a{sv} per object, the archive an "
+        + "a(ssia{sv}) of (identifier, class name, parent index, values) in pre-order; values flag b, number x, ratio d, "
+        + "title s, blob ay, link i (the referenced object's pre-order index, absent at the root), note a{sv} {text s, "
+        + "count x}, rows ax. Parent and reference are indexes (int32), as a program serializing its own array writes them "
+        + "and as the Codable baselines do: the cheapest form to write and to resolve (a path would cost a string build per "
+        + "object at save and a lookup at restore). Save: GVariantBuilders over the same C structs as the C host, "
+        + "g_variant_builder_end, g_variant_get_data/g_variant_get_size (the serialization); the archive is the variant's "
+        + "own buffer, not copied. Restore: the bytes copied to a fresh buffer (untimed, as a file read), then timed "
+        + "g_variant_new_from_data(trusted = FALSE, as for a file), g_variant_get_child_value and g_variant_get "
+        + "\"(&s&si@a{sv})\" per object, g_variant_lookup/g_variant_lookup_value per value, a malloc'd C struct per object "
+        + "(strings copied, class name to index through a GHashTable made once), parents linked, references linked in a "
+        + "second pass. Verified value by value, parent and reference identity.")
+}
+
 var sizeResults: [SizeResult] = []
 var keptEngines: [Int: Contestant] = [:]
 for n in options.sizes {
@@ -133,6 +169,23 @@ for n in options.sizes {
                                          verified: false, problem: "set-up failed: \(error)", saveRatio: nil, restoreRatio: nil)
         }
     }
+    var unavailableRows: [FormatResult] = []
+    let cKeys = CBuild.keys.filter(options.formats.contains)
+    if !cKeys.isEmpty {
+        let cGraph = CGraph(graph: graph)
+        for key in cKeys {
+            switch cBuild.contestant(key, graph: cGraph) {
+            case .success(let c): contestants.append(c)
+            case .failure(let e):
+                var row = FormatResult(key: key, name: CBuild.names[key] ?? key, n: n, runs: 0, runsNote: nil,
+                                       save: nil, restore: nil, archiveBytes: 0, bytesPerObject: 0,
+                                       saveMemoryDeltaBytes: 0, restoreMemoryDeltaBytes: 0, peakRSSBytes: 0,
+                                       verified: false, problem: e.description, saveRatio: nil, restoreRatio: nil)
+                if e.description.hasPrefix("unavailable: ") { row.unavailable = String(e.description.dropFirst(13)) }
+                unavailableRows.append(row)
+            }
+        }
+    }
     if options.formats.contains("nskeyed") {
         contestants.append(KeyedArchiverContestant(graph: graph, natural: false))
     }
@@ -148,6 +201,12 @@ for n in options.sizes {
 
     var formats = runContestants(contestants, n: n, options: options)
     if let f = engineFailure { formats.insert(f, at: 0) }
+    formats.append(contentsOf: unavailableRows)
+    let order = Options.formatKeys + ["nskeyed-natural"]
+    formats.sort { (order.firstIndex(of: $0.key) ?? order.count) < (order.firstIndex(of: $1.key) ?? order.count) }
+    for i in formats.indices {
+        if let c = contestants.first(where: { $0.key == formats[i].key }) as? CContestant { formats[i].info = c.info }
+    }
     var engineExtras: EngineSizeExtras?
     if let engine = contestants.first(where: { $0.key == "engine" }) {
         Log.say("  engine @ \(n): rst_save to a file")
@@ -177,8 +236,9 @@ if EngineBench.included && options.extras && options.formats.contains("engine") 
 }
 
 let engineRun = EngineBench.included && options.formats.contains("engine")
-let checks = evaluateChecks(sizes: sizeResults, extras: extras, growth: growth, engineIncluded: engineRun,
-                            engineAbsence: EngineBench.included ? "engine not selected (--formats)" : "engine not in this build")
+let targets = evaluateTargets(sizes: sizeResults, extras: extras, growth: growth, engineIncluded: engineRun,
+                              engineAbsence: EngineBench.included ? "engine not selected (--formats)" : "engine not in this build")
+let checks = targets.map(\.check)
 let report = Report(
     date: ISO8601DateFormatter().string(from: Date()),
     machine: machineDescription(),
@@ -196,6 +256,7 @@ let report = Report(
     extras: extras,
     growth: growth,
     checks: checks,
+    targets: targets,
     totalSeconds: Clock.now() - started)
 
 if options.json {
