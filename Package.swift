@@ -58,7 +58,9 @@ let package = Package(
         // The CPU's CRC-32C instruction, chosen at run time (the codec's one C part).
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         .target(name: "RestorationArchive", dependencies: ["CCRC32C"], swiftSettings: hotPath),
-        .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
+        // ABI v1.1 §2's signal handler and descriptors (async-signal-safe C, hidden symbols).
+        .target(name: "CLifecycle", path: "Sources/CLifecycle"),
+        .target(name: "RestorationCore", dependencies: ["RestorationArchive", "CLifecycle"], swiftSettings: hotPath),
         .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
                 swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "RestorationCFace", "CRestoration", "CFFI"]),
