@@ -39,9 +39,13 @@ extension FileStore {
     /// regular file): nothing is done.
     static func rotateGenerations(_ path: String, keep: Int) throws(RestorationFailure) {
         guard keep > 0 else { return }
-        var st = stat()
-        guard FileIO.lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return }
         let what = "cannot keep the replaced archive '\(path)' as generation 1"
+        var st = stat()
+        if retrying({ FileIO.lstat(path, &st) }) != 0 {
+            if errno == ENOENT { return }   // a first save, or after a fallback: nothing to keep
+            throw RestorationFailure(.io, "\(what): cannot examine it: \(errnoText()); the old archive is kept")
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else { return }
         let tmp = "\(path)\(generationTempInfix)\(getpid())-\(nextGenerationCounter())"
         if retrying({ FileIO.link(path, tmp) }) != 0 {
             throw RestorationFailure(.io, "\(what): link to '\(tmp)' failed: \(errnoText()); the old archive is kept")
