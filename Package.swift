@@ -103,6 +103,9 @@ let package = Package(
         .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"]),
         .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore"]),
+        // Swift 6 mode: @MainActor types adopt StateRestoring and autosave on the main queue.
+        .testTarget(name: "RestorationSwift6Tests", dependencies: ["Restoration"],
+                    swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("InferIsolatedConformances")]),
         .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
     ],
     swiftLanguageModes: [.v5]

@@ -55,6 +55,18 @@ public final class Lifecycle: @unchecked Sendable {
     }
     private var observerStorage: ((Event) -> Void)?
 
+    /// How a dispatch saves; nil: `Engine.save()`. The Swift API routes it
+    /// through its own lock (taken before the engine's), as its `save()` does.
+    public var performSave: (() throws(RestorationFailure) -> Void)? {
+        get { state.withLock { performSaveStorage } }
+        set { state.withLock { performSaveStorage = newValue } }
+    }
+    private var performSaveStorage: (() throws(RestorationFailure) -> Void)?
+
+    private func save() throws(RestorationFailure) {
+        if let f = performSave { try f() } else { try engine.save() }
+    }
+
     init(engine: Engine, delayMs: UInt32, maxDelayMs: UInt32) {
         self.engine = engine
         self.delayMs = Int64(delayMs)
@@ -189,7 +201,7 @@ public final class Lifecycle: @unchecked Sendable {
             return true
         }
         do {
-            try engine.save()
+            try save()
             observer?(.saved(reason: .autosave))
         } catch {
             let backoff = state.withLock { () -> Int64 in
@@ -213,7 +225,7 @@ public final class Lifecycle: @unchecked Sendable {
     private func signalSave(_ sig: Int32, _ client: Int32) {
         if isDirty {
             do {
-                try engine.save()
+                try save()
                 observer?(.saved(reason: .signal(sig)))
             } catch {
                 engine.log(.error, "the save on signal \(sig) failed (\(error.status.cName)): \(error.message); the signal ends the process with the last saved state")
