@@ -52,6 +52,14 @@ final class LifecycleCTests: XCTestCase {
     /// then the process ends by SIGTERM.
     func testTwoEnginesOnOneSignal() throws { try run("lifecycle", "two-engines") }
 
+    /// 4 threads mark (and register, unregister) while the engine's thread
+    /// autosaves and the main thread dispatches, flushes and saves; clean at
+    /// the end (also run under ThreadSanitizer by `make test-tsan`).
+    func testMarksFromThreadsWhileAutosaving() throws {
+        let dir = CTestDir("autosave-threads")
+        try runC("autosave_threads", [dir.path, "1.0"])
+    }
+
     /// First launch, relaunch, buffer, RECOVER after kill -9 (not hidden by
     /// an earlier save), relaunch after a clean end, torn and other-boot sessions.
     func testRestoreReasons() throws { try run("generations", "reasons") }
