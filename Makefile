@@ -1,7 +1,7 @@
 # Restoration: the two commands of the README, and a few more.
 #   make demo       build, then run the countries app twice: save, exit, relaunch, restore through plugins
 #   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer,
-#                   then the thread tests under ThreadSanitizer: what CI runs
+#                   then the thread tests under ThreadSanitizer, then the GTK 4 example under Xvfb: what CI runs
 #   make            the release library, restorectl and the manual pages, as `make install` installs them
 #   make install    PREFIX=/usr/local DESTDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages)
 #   make uninstall  the same variables; removes exactly what install put there
@@ -35,7 +35,7 @@ DIST_BIN := $(DIST)/release
 # The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
 MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all deps build demo test test-swift test-install test-asan test-tsan fuzz bench install uninstall dist clean
+.PHONY: all deps deps-gtk build demo test test-swift test-install test-asan test-tsan test-gtk fuzz bench install uninstall dist clean
 
 all: dist
 
@@ -52,6 +52,14 @@ deps:
 	  echo "installing libglib2.0-dev"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libglib2.0-dev pkg-config; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libglib2.0-dev pkg-config; fi; \
+	fi
+
+# The GTK 4 example and its test under Xvfb (Debian: libgtk-4-dev, xvfb); idempotent.
+deps-gtk:
+	@if ! pkg-config --exists gtk4 2>/dev/null || ! command -v Xvfb >/dev/null; then \
+	  echo "installing libgtk-4-dev xvfb"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libgtk-4-dev xvfb; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libgtk-4-dev xvfb; fi; \
 	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin
@@ -84,6 +92,7 @@ test: deps
 	$(MAKE) --no-print-directory test-install TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -114,6 +123,11 @@ test-asan: deps
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map 2>&1 | tee .build-asan/swift-test.log || rc=1; \
 	Tests/count-xctest.sh asan .build-asan/swift-test.log >> $(TEST_SUMMARY); exit $$rc
 
+# Examples/gtk-notes under Xvfb: change, kill -9, relaunch (RECOVER, every
+# piece of state back), SIGTERM; writes .build/gtk-notes-restored.png.
+test-gtk: deps-gtk
+	Tests/gtk/run.sh $(TEST_SUMMARY)
+
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
 # --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads
 # registering and unregistering while another saves, to the file and to
@@ -121,7 +135,7 @@ test-asan: deps
 # clang -fsanitize=thread and run TSAN_RUNS times. The toolchain's TSan
 # runtime intercepts libdispatch, hence -ldispatch -lBlocksRuntime.
 # Suppressions: .ci/tsan.supp (Swift runtime and Foundation only, each explained).
-TSAN_PROGRAMS ?= threads
+TSAN_PROGRAMS ?= threads autosave_threads
 TSAN_RUNS ?= 3
 TSAN_SECONDS ?= 1.5
 test-tsan: deps

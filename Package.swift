@@ -67,7 +67,9 @@ let package = Package(
         // The CPU's CRC-32C instruction, chosen at run time (the codec's one C part).
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         .target(name: "RestorationArchive", dependencies: ["CCRC32C"], swiftSettings: hotPath),
-        .target(name: "RestorationCore", dependencies: ["RestorationArchive"], swiftSettings: hotPath),
+        // ABI v1.1 §2's signal handler and descriptors (async-signal-safe C, hidden symbols).
+        .target(name: "CLifecycle", path: "Sources/CLifecycle"),
+        .target(name: "RestorationCore", dependencies: ["RestorationArchive", "CLifecycle"], swiftSettings: hotPath),
         // Cross-module optimization: RestorationC's one-line exports inline
         // the C face's functions, so the split costs no call per value.
         .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
@@ -114,6 +116,9 @@ let package = Package(
         .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
         .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore"]),
         .testTarget(name: "RestorationPluginKitTests", dependencies: ["RestorationPluginKit", "RestorationPlugins", "RestorationCFace", "CRestoration"]),
+        // Swift 6 mode: @MainActor types adopt StateRestoring and autosave on the main queue.
+        .testTarget(name: "RestorationSwift6Tests", dependencies: ["Restoration"],
+                    swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("InferIsolatedConformances")]),
         .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
     ],
     swiftLanguageModes: [.v5]

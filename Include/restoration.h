@@ -59,9 +59,9 @@ extern "C" {
 /** @name Versions */
 /**@{*/
 #define RST_VERSION_MAJOR 1          /**< library version; also rst_version() */
-#define RST_VERSION_MINOR 0
+#define RST_VERSION_MINOR 1
 #define RST_VERSION_PATCH 0
-#define RST_VERSION_STRING "1.0.0"
+#define RST_VERSION_STRING "1.1.0"
 /** Encodes a version as one comparable number: RST_VERSION_CHECK(1,0,0). */
 #define RST_VERSION_CHECK(major, minor, patch) (((major) * 1000000) + ((minor) * 1000) + (patch))
 #define RST_VERSION_NUMBER RST_VERSION_CHECK(RST_VERSION_MAJOR, RST_VERSION_MINOR, RST_VERSION_PATCH)
@@ -145,6 +145,12 @@ typedef struct rst_archive_info {
     const char *idiom;            /**< host-chosen, e.g. "desktop", "kiosk" ("" if none) */
     int64_t     saved_at_ms;      /**< UTC milliseconds since the epoch */
     uint64_t    object_count;     /**< records in the archive */
+    /* Members below: library 1.1 (always allocated by the library, so a
+       reader built against 1.0 is unaffected). */
+    uint32_t    restore_reason;   /**< an ::rst_restore_reason: why this archive is
+                                       being restored (should_restore); 0
+                                       (FIRST_LAUNCH) from rst_read_archive_info() */
+    uint32_t    generation;       /**< 0: the current archive; k: `<archive>.k` */
 } rst_archive_info;
 
 /** Log levels of rst_engine_options.log. */
@@ -179,8 +185,26 @@ typedef struct rst_engine_options {
      *  record, a set-aside archive). `message` is valid during the call.
      *  NULL: WARNING and above go to stderr. */
     void (*log)(rst_engine *e, int level, const char *message, void *ctx);
+    /* Members above: version 1. Members below: version 2 (library 1.1); a
+       struct with version 1 is still accepted and they read as 0. */
+    /** Autosave (see "When to save"): a save becomes due this long after the
+     *  last rst_mark_dirty(). 0: no autosave. Non-zero needs archive_path
+     *  (else RST_ERR_INVALID). */
+    uint32_t    autosave_delay_ms;
+    /** ...but never later than this after the first mark since the last
+     *  successful save (the ceiling), and the longest wait between retries.
+     *  0: 10 × autosave_delay_ms. Non-zero and below autosave_delay_ms:
+     *  RST_ERR_INVALID. */
+    uint32_t    autosave_max_delay_ms;
+    /** Older good archives kept as `<archive>.1` (newest) … `<archive>.K`:
+     *  0..16 (more: RST_ERR_INVALID). Non-zero needs archive_path. */
+    uint32_t    generations;
+    /** Saves that carry unclaimed records (ABI v1.1 §5). This library does
+     *  not carry records yet: a value other than 0 is RST_ERR_INVALID, so a
+     *  program that relies on it learns at rst_engine_create(). */
+    uint32_t    carry_saves;
 } rst_engine_options;
-#define RST_ENGINE_OPTIONS_VERSION 1
+#define RST_ENGINE_OPTIONS_VERSION 2
 /** Initializes an ::rst_engine_options: the version, every other member
  *  zero (NULL), whatever members later versions append. In C this is a
  *  designated initializer, so `-Wextra` does not warn; C++ before C++20 gets
@@ -205,11 +229,21 @@ RST_API rst_status rst_engine_options_init(rst_engine_options *opts, uint32_t ve
 /** Creates an engine.
  *  @param opts required (NULL: RST_ERR_INVALID); opts->version outside
  *         1..RST_ENGINE_OPTIONS_VERSION: RST_ERR_VERSION. Strings are copied.
+ *         With version 1 nothing past `log` is read. Version 2:
+ *         generations > 16, carry_saves != 0, autosave_max_delay_ms below a
+ *         non-zero autosave_delay_ms, autosave or generations without
+ *         archive_path: RST_ERR_INVALID.
  *  @param[out] out the new engine, destroyed with rst_engine_destroy().
  *  @return RST_OK, RST_ERR_INVALID, RST_ERR_VERSION, RST_ERR_NOMEM. */
 RST_API rst_status rst_engine_create(const rst_engine_options *opts, rst_engine **out);
 /** Destroys an engine: every object's `release` (children before parents),
- *  then every loaded plugin's `fini`. NULL is fine. Must not be called from
+ *  then every loaded plugin's `fini`. NULL is fine. It does not save (call
+ *  rst_flush() first). Before the objects go it releases the engine's
+ *  signals (their earlier disposition comes back when no other engine
+ *  holds them; a claimed signal already delivered but not yet dispatched is
+ *  re-raised now, so the process still ends), stops and joins the autosave
+ *  thread, closes rst_event_fd's descriptor, and closes the session (the
+ *  next process's restore reads RELAUNCH). Must not be called from
  *  one of the engine's own callbacks (it is then ignored, with an ERROR log).
  *  @return nothing; a refused call is reported through the engine's log. */
 RST_API void       rst_engine_destroy(rst_engine *e);
@@ -318,7 +352,9 @@ RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factor
  *          callbacks. */
 RST_API rst_status rst_save(rst_engine *e);
 /** Restores from archive_path (see the file comment for the three passes).
- *  Validation happens before any callback. A valid archive returns RST_OK
+ *  With generations, a missing or invalid archive falls back to the newest
+ *  valid one (see "What happened last time"; should_restore's info says
+ *  which and why). Validation happens before any callback. A valid archive returns RST_OK
  *  even when records were skipped (see rst_last_restore_report()).
  *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path);
  *          RST_ERR_NOT_FOUND when there is no archive; RST_ERR_CORRUPT,
@@ -618,6 +654,175 @@ RST_API rst_status rst_load_plugins(rst_engine *e);
  *          plugin_dir); RST_ERR_IO if plugin_dir cannot be read;
  *          RST_ERR_NOMEM. */
 RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t *count);
+
+/* ------------------------------------------------------------------------ */
+/** @name When to save (library 1.1; ABI v1.1 §2)
+ *
+ * The engine is *dirty* from a rst_mark_dirty() until a save that began
+ * after that mark succeeds (rst_save(), rst_flush() or an autosave; a save
+ * to a buffer does not count).
+ *
+ * Autosave (options version 2, autosave_delay_ms > 0): a save becomes *due*
+ * autosave_delay_ms after the last mark, but never later than
+ * autosave_max_delay_ms after the first mark since the last successful save
+ * (a debounce with a ceiling; a mark that arrives during a save counts from
+ * that save's start). Due saves run only from rst_dispatch() — on the
+ * host's loop thread, or on the engine's own thread after
+ * rst_start_autosave_thread() — never by surprise on another thread. A due
+ * save that fails (encode, file system, or should_save refused: all count
+ * the same) stays due: it is retried after autosave_delay_ms, then twice
+ * that, doubling up to autosave_max_delay_ms; each failure is logged at
+ * RST_LOG_WARNING with its sentence and the wait; the engine stays dirty
+ * until a save succeeds.
+ *
+ * Host loop: give the loop rst_event_fd(); when it is readable call
+ * rst_dispatch(). A loop that cannot watch a descriptor calls
+ * rst_dispatch() when rst_next_timeout_ms() says. See docs/LIFECYCLE.md for
+ * GLib, Qt, libuv and poll().
+ *
+ * Signals: rst_save_on_signals(). Choices where the spec is silent:
+ * SIGKILL, SIGSTOP and the fault signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+ * SIGTRAP, SIGABRT, SIGSYS) cannot be claimed (RST_ERR_INVALID); the claim
+ * is spent by its first delivery (claim again to catch the next one); a
+ * second delivery of the same signal before the saves finish does not wait
+ * for them (the previous disposition is restored and the signal re-raised at
+ * once: Ctrl-C twice quits); the signal is re-raised with kill(getpid(), sig)
+ * (process-directed); when its previous disposition was SIG_DFL the process
+ * ends, so the session is closed after the save (the next launch reads
+ * RELAUNCH, not RECOVER); with a previous handler, that handler runs and the
+ * session stays open. A failed signal save is logged at RST_LOG_ERROR and
+ * the signal goes on. */
+/**@{*/
+
+/** Marks the engine dirty (`o`, which may be NULL, is the object whose
+ *  state changed; it must belong to `e`). Cheap, callable from any thread
+ *  and from callbacks; never waits for a running save (it takes a small
+ *  lock of its own, not the engine's).
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, an object of another
+ *          engine). */
+RST_API rst_status rst_mark_dirty(rst_engine *e, rst_object *o);
+/** @return true while the engine is dirty; false for NULL. */
+RST_API bool       rst_is_dirty(rst_engine *e);
+/** Saves now if dirty (rst_save()), else does nothing. Runs on the calling
+ *  thread, waiting for a save in progress on another thread.
+ *  @return RST_OK (also when clean); any status of rst_save(). */
+RST_API rst_status rst_flush(rst_engine *e);
+/** One descriptor for the host's loop, readable (POLLIN) exactly while
+ *  rst_dispatch() has work: a due autosave or a signal save. An epoll
+ *  descriptor over a timerfd (CLOCK_MONOTONIC, re-armed at each change of
+ *  the due time) and an eventfd (signals); close-on-exec. Owned by the
+ *  engine: do not read or close it; rst_engine_destroy() closes it. Every
+ *  call returns the same descriptor. Handing it out is taken as a promise
+ *  to poll it (rst_save_on_signals() relies on that).
+ *  @return the descriptor; -1 on error (rst_last_error(): NULL engine or no
+ *          archive_path: RST_ERR_INVALID; the descriptors cannot be made:
+ *          RST_ERR_IO or RST_ERR_NOMEM). */
+RST_API int        rst_event_fd(rst_engine *e);
+/** Does the work that is due now, on the calling thread: a signal save
+ *  (then the signal goes on, which may end the process inside this call),
+ *  else a due autosave. Never blocks waiting for work; makes the descriptor
+ *  unreadable again when nothing is left. Calls from several threads (the
+ *  autosave thread included) are serialized: a call while another is
+ *  running returns RST_OK at once. From inside one of the engine's
+ *  callbacks the due save fails with RST_ERR_STATE (and is retried).
+ *  @return RST_OK (nothing due, or the work succeeded); RST_ERR_INVALID for
+ *          NULL; the failing autosave's status (the save stays due; the
+ *          failure is also logged at RST_LOG_WARNING). */
+RST_API rst_status rst_dispatch(rst_engine *e);
+/** For loops that cannot poll a descriptor: milliseconds until
+ *  rst_dispatch() has work (0: now).
+ *  @return -1 when nothing is pending (clean, no autosave, no signal) or
+ *          for NULL. */
+RST_API int64_t    rst_next_timeout_ms(rst_engine *e);
+/** Starts one engine-owned thread that waits on the descriptor and
+ *  dispatches: encode callbacks (and should_save, log) then run on that
+ *  thread, so they must be thread-safe. All signals are blocked in it.
+ *  Joined by rst_engine_destroy(). rst_dispatch() may still be called too.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path);
+ *          RST_ERR_STATE for a second call; RST_ERR_IO, RST_ERR_NOMEM when
+ *          the thread or its descriptors cannot be made. */
+RST_API rst_status rst_start_autosave_thread(rst_engine *e);
+/** On the first delivery of any of `signals` the engine saves (if dirty)
+ *  through its dispatcher — never in the handler, which only writes to an
+ *  eventfd and is async-signal-safe — then restores the signal's previous
+ *  disposition and re-raises it, so the process ends as it would have
+ *  (killed by that signal). Several engines may claim one signal: each
+ *  saves on its own dispatch path; the signal is re-raised when the last
+ *  has finished. Works with autosave_delay_ms == 0. Calling it again adds
+ *  signals (and re-arms spent ones). See the section comment for the choices.
+ *  @param signals `count` signal numbers; NULL only with count 0.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path, NULL
+ *          signals with count > 0, a signal that cannot be claimed);
+ *          RST_ERR_STATE without a dispatcher (neither the autosave thread
+ *          running nor rst_event_fd() handed out); RST_ERR_LIMIT past 64
+ *          engines holding signals at once; RST_ERR_IO if sigaction fails. */
+RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signals, size_t count);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name What happened last time (library 1.1; ABI v1.1 §3)
+ *
+ * Sessions: an engine with an archive_path records `<archive>.session`
+ * (pid, process start time, boot id) at its first save or restore and
+ * removes it in rst_engine_destroy(). A restore that finds the session of a
+ * process that is gone (or of an earlier boot) reports RECOVER, otherwise
+ * RELAUNCH; an open session of a live process (this one included) counts
+ * as RELAUNCH. The verdict is taken once per engine, at its first save or
+ * restore, so a save before the restore does not hide a crash. rst_discard()
+ * removes the session file with the rest; the engine's next save or
+ * restore records it again.
+ *
+ * Generations (options version 2, generations = K > 0): each successful
+ * save keeps the archive it replaces as `<archive>.1`, shifting older ones
+ * up to `<archive>.K` (the oldest drops off). Every step is atomic and
+ * happens after the new archive is durable in its temporary file and before
+ * it is renamed into place, so a failed or killed save costs no
+ * generation, the path always holds one complete archive, and the chain is
+ * always newest first (a kill may leave a gap or two equal neighbours,
+ * never a mix). The archive replaced is kept whatever it holds.
+ * rst_restore() of a missing or invalid (CORRUPT, VERSION, LIMIT) archive
+ * restores the newest valid generation: reason FALLBACK, info->generation
+ * = k, a WARNING log; an invalid archive is set aside intact as
+ * `<archive>.invalid-<UTC ms>`. Nothing is promoted: the archive path stays
+ * empty until the next save. With no valid generation the restore fails as
+ * without generations, and the invalid archive stays where it is. Invalid
+ * generations are left as they are. A generation's restore has its own
+ * crash-loop marker (`<archive>.k.restoring`): a generation that crashed
+ * the restore is set aside as `<archive>.k.crashed-<ms>`. rst_discard()
+ * removes the generations, their markers and set-aside copies, and the
+ * `.invalid-*` copies. */
+/**@{*/
+
+/** Why a restore restores what it does. Stable numbers. */
+typedef enum rst_restore_reason {
+    RST_REASON_FIRST_LAUNCH = 0, /**< no archive (never saved, or discarded) */
+    RST_REASON_RELAUNCH     = 1, /**< the previous session ended cleanly */
+    RST_REASON_RECOVER      = 2, /**< the previous session died: the archive is its last save */
+    RST_REASON_BUFFER       = 3, /**< rst_restore_from_buffer() */
+    RST_REASON_FALLBACK     = 4  /**< the current archive was missing or invalid
+                                      (or rst_restore_generation() asked): an older generation */
+} rst_restore_reason;
+
+/** The reason of the engine's last restore: set when the restore has
+ *  chosen its archive, so should_restore (info->restore_reason) and later
+ *  calls agree; kept when the restore then fails (REJECTED, ...).
+ *  @return FIRST_LAUNCH before any restore, when the last found no archive
+ *          and no generation, or for NULL. */
+RST_API rst_restore_reason rst_last_restore_reason(rst_engine *e);
+/** Restores generation `generation` on request: `<archive>.k`, reason
+ *  FALLBACK, info->generation = k, with the crash-loop guard of that file;
+ *  nothing is set aside or promoted. 0: the current archive, exactly as
+ *  rst_restore() (fallback included). Works whatever the engine's
+ *  `generations` option (the files may be from an earlier run).
+ *  @return as rst_restore(); RST_ERR_NOT_FOUND for a generation that does
+ *          not exist (k > 16 included); RST_ERR_CORRUPT (or VERSION, LIMIT)
+ *          for an invalid one, left as it is. */
+RST_API rst_status rst_restore_generation(rst_engine *e, uint32_t generation);
+/** The enumerator's name of a reason.
+ *  @return "RST_REASON_RECOVER" for RST_REASON_RECOVER; "RST_REASON_UNKNOWN"
+ *          for a value this library does not define. Static storage. */
+RST_API const char *rst_restore_reason_name(rst_restore_reason r);
+/**@}*/
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,7 @@ extern "C" {
  *  1 (plugins built against the 1.0 header: the seven v1 members only) and
  *  2; any other version rejects the plugin. */
 #define RST_PLUGIN_ABI_VERSION 2
-#define RST_HOST_API_VERSION   1
+#define RST_HOST_API_VERSION   2
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define RST_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -163,6 +163,19 @@ typedef struct rst_host_api {
     rst_status  (*list_plugins)(rst_engine *e, rst_plugin_info **out, size_t *count);
     rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
     rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
+    /* Members above: table_version 1. Members below: table_version 2
+       (library 1.1, ABI v1.1 §2–3); check with RST_HOST_API_HAS. */
+    rst_status  (*mark_dirty)(rst_engine *e, rst_object *o);
+    bool        (*is_dirty)(rst_engine *e);
+    rst_status  (*flush)(rst_engine *e);
+    int         (*event_fd)(rst_engine *e);
+    rst_status  (*dispatch)(rst_engine *e);
+    int64_t     (*next_timeout_ms)(rst_engine *e);
+    rst_status  (*start_autosave_thread)(rst_engine *e);
+    rst_status  (*save_on_signals)(rst_engine *e, const int *signals, size_t count);
+    rst_restore_reason (*last_restore_reason)(rst_engine *e);
+    rst_status  (*restore_generation)(rst_engine *e, uint32_t generation);
+    const char *(*restore_reason_name)(rst_restore_reason r);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */

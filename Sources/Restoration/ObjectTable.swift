@@ -17,6 +17,14 @@ final class ObjectBox: ObjectBehavior {
     weak var registry: ObjectTable?
     let key: ObjectIdentifier
     let typeName: String
+    /// Registered from the main actor: called on the main thread only.
+    var mainActorBound = false
+
+    /// Off the main thread for a main-actor object: the failure to report.
+    private func offMainActor(_ node: ObjectNode, _ what: String) -> RestorationFailure? {
+        guard mainActorBound, pthread_main_np_compat() == false else { return nil }
+        return RestorationFailure(.state, "\(what) of '\(node.path)' (\(typeName)) was not run: it was registered from the main actor and this save or restore runs on another thread (save from the main actor, e.g. with autosaveOnMainQueue())")
+    }
 
     init(object: StateRestoring, registry: ObjectTable) {
         self.object = object
@@ -31,6 +39,7 @@ final class ObjectBox: ObjectBehavior {
         // A dead object (deallocated during the save, on another thread)
         // is written as an empty record; the next operation sweeps it.
         guard let object, let registry else { return }
+        if let f = offMainActor(node, "encodeRestorableState") { coder.recordEncodeFailure(f); return }
         let c = RestorationCoder(coder: coder, registry: registry)
         defer { c.invalidate() }
         do {
@@ -44,6 +53,7 @@ final class ObjectBox: ObjectBehavior {
 
     func decode(_ node: ObjectNode, _ coder: Coder) {
         guard let object, let registry else { return }
+        if let f = offMainActor(node, "decodeRestorableState") { try? coder.failCallback(f); return }
         let c = RestorationCoder(coder: coder, registry: registry)
         defer { c.invalidate() }
         do {
@@ -57,6 +67,7 @@ final class ObjectBox: ObjectBehavior {
     }
 
     func finished(_ node: ObjectNode) {
+        if offMainActor(node, "applicationFinishedRestoringState") != nil { return }
         object?.applicationFinishedRestoringState()
     }
 
@@ -164,7 +175,7 @@ final class ObjectTable {
     }
 
     @discardableResult
-    func register(_ object: StateRestoring) throws(RestorationError) -> ObjectNode {
+    func register(_ object: StateRestoring, mainActorBound: Bool = false) throws(RestorationError) -> ObjectNode {
         try locked { () throws(RestorationError) -> ObjectNode in
             guard let identifier = object.restorationIdentifier else {
                 throw RestorationError.invalid("register: the \(type(of: object)) has no restorationIdentifier (it is nil)")
@@ -181,6 +192,7 @@ final class ObjectTable {
             }
             let parent = try parentNode(of: object, identifier)
             let box = ObjectBox(object: object, registry: self)
+            box.mainActorBound = mainActorBound
             let node = try registerNode(identifier: identifier, parent: parent,
                                         className: object.objectRestorationClass?.name, box: box)
             box.node = node
@@ -287,3 +299,6 @@ extension RestorationError {
         }
     }
 }
+
+/// True on the process's main thread (the main actor's thread).
+func pthread_main_np_compat() -> Bool { Thread.isMainThread }

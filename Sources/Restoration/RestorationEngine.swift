@@ -52,6 +52,11 @@ public final class RestorationEngine: @unchecked Sendable {
         public var savedAtMilliseconds: Int64
         /// Records (objects) in the archive.
         public var objectCount: Int
+        /// Why this archive is being restored (in ``shouldRestore``);
+        /// ``RestoreReason/firstLaunch`` elsewhere. C: `restore_reason`.
+        public var restoreReason: RestoreReason = .firstLaunch
+        /// 0: the current archive; k: generation k. C: `generation`.
+        public var generation: Int = 0
 
         /// When the archive was saved.
         public var savedAt: Date { Date(timeIntervalSince1970: Double(savedAtMilliseconds) / 1000) }
@@ -176,6 +181,18 @@ public final class RestorationEngine: @unchecked Sendable {
         /// record, a set-aside archive). Nil: warnings and errors go to
         /// standard error.
         public var log: ((LogLevel, String) -> Void)?
+        /// Autosave: a save becomes due this long after the last
+        /// ``RestorationEngine/markDirty()``; nil: no autosave. Needs an
+        /// archive path. See ``RestorationEngine/autosaveOnMainQueue()``.
+        /// The corresponding C member is `autosave_delay_ms`.
+        public var autosaveDelay: Duration? = nil
+        /// The ceiling: never later than this after the first mark since the
+        /// last successful save, and the longest wait between retries; nil:
+        /// 10 × ``autosaveDelay``. The corresponding C member is `autosave_max_delay_ms`.
+        public var autosaveMaxDelay: Duration? = nil
+        /// Older good archives kept (`<archive>.1` … `.K`), 0…16.
+        /// The corresponding C member is `generations`.
+        public var generations: Int = 0
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
@@ -267,9 +284,12 @@ public final class RestorationEngine: @unchecked Sendable {
         if options.idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
             throw RestorationError.limit("RestorationEngine: the idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
+        let (delay, maxDelay) = try Self.autosaveTimes(options)
         let config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
                                           appVersion: options.appVersion, idiom: options.idiom,
-                                          crashGuard: options.crashGuard)
+                                          crashGuard: options.crashGuard,
+                                          autosaveDelayMs: delay, autosaveMaxDelayMs: maxDelay,
+                                          generations: options.generations)
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
             // As rst_engine_create does: plugins reach this engine only
@@ -283,6 +303,7 @@ public final class RestorationEngine: @unchecked Sendable {
         self.didFinishRestoring = options.didFinishRestoring
         self.log = options.log
         installCallbacks()
+        installLifecycle()
     }
 
     /// Creates an engine for an archive file (or none).
@@ -324,8 +345,16 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C function is `rst_engine_destroy`.
     deinit {
+        // The main-queue source first: it watches a descriptor destroy closes.
+        mainSource?.cancel()
         core.destroy()
+        events.finish()
     }
+
+    // Autosave.swift's state.
+    let events = SaveEventHub()
+    var mainSource: DispatchSourceRead?
+    let mainSourceLock = NSLock()
 
     // MARK: - callbacks
 
@@ -355,7 +384,12 @@ public final class RestorationEngine: @unchecked Sendable {
 
     private func installCallbacks() {
         core.shouldSave = shouldSave
-        core.shouldRestore = shouldRestore.map { f in { info in f(ArchiveInfo(info)) } }
+        core.shouldRestore = shouldRestore.map { f in { [unowned core] info in
+            var i = ArchiveInfo(info)
+            i.restoreReason = RestoreReason(core.restoreReason)
+            i.generation = Int(core.restoreGeneration)
+            return f(i)
+        } }
         core.didFinishRestoring = didFinishRestoring
         core.logHandler = log.map { f in { level, message in f(LogLevel(level), message) } }
     }
@@ -390,8 +424,16 @@ public final class RestorationEngine: @unchecked Sendable {
     ///   ``RestorationError/limit(_:)`` past the tree depth limit.
     ///
     /// The corresponding C function is `rst_register_object`.
-    public func register(_ object: StateRestoring) throws(RestorationError) {
-        try registry.register(object)
+    ///
+    /// - Parameter isolation: Filled in by the compiler: the actor the
+    ///   caller runs on. An object registered from the main actor (a
+    ///   `@MainActor` type conforming with `@MainActor StateRestoring`) is
+    ///   called only on the main thread: a save or restore that runs on
+    ///   another thread fails for it with ``RestorationError/state(_:)``
+    ///   instead of racing with the main actor (see
+    ///   ``autosaveOnMainQueue()``).
+    public func register(_ object: StateRestoring, isolation: (any Actor)? = #isolation) throws(RestorationError) {
+        try registry.register(object, mainActorBound: isolation.map { $0 === MainActor.shared } ?? false)
     }
 
     /// Unregisters an object and its registered descendants; each leaves

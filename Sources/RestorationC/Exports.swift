@@ -273,3 +273,60 @@ public func rst_load_plugins(_ e: OpaquePointer!) -> rst_status {
 public func rst_list_plugins(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_plugin_info>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
     CFace.list_plugins(e, out, count)
 }
+
+// MARK: When to save, what happened last time (library 1.1)
+
+@c @implementation
+public func rst_mark_dirty(_ e: OpaquePointer!, _ o: OpaquePointer!) -> rst_status {
+    CFace.mark_dirty(e, o)
+}
+
+@c @implementation
+public func rst_is_dirty(_ e: OpaquePointer!) -> Bool {
+    CFace.is_dirty(e)
+}
+
+@c @implementation
+public func rst_flush(_ e: OpaquePointer!) -> rst_status {
+    CFace.flush(e)
+}
+
+@c @implementation
+public func rst_event_fd(_ e: OpaquePointer!) -> Int32 {
+    CFace.event_fd(e)
+}
+
+@c @implementation
+public func rst_dispatch(_ e: OpaquePointer!) -> rst_status {
+    CFace.dispatch(e)
+}
+
+@c @implementation
+public func rst_next_timeout_ms(_ e: OpaquePointer!) -> Int64 {
+    CFace.next_timeout_ms(e)
+}
+
+@c @implementation
+public func rst_start_autosave_thread(_ e: OpaquePointer!) -> rst_status {
+    CFace.start_autosave_thread(e)
+}
+
+@c @implementation
+public func rst_save_on_signals(_ e: OpaquePointer!, _ signals: UnsafePointer<Int32>!, _ count: Int) -> rst_status {
+    CFace.save_on_signals(e, signals, count)
+}
+
+@c @implementation
+public func rst_last_restore_reason(_ e: OpaquePointer!) -> rst_restore_reason {
+    CFace.last_restore_reason(e)
+}
+
+@c @implementation
+public func rst_restore_generation(_ e: OpaquePointer!, _ generation: UInt32) -> rst_status {
+    CFace.restore_generation(e, generation)
+}
+
+@c @implementation
+public func rst_restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CChar>! {
+    CFace.restore_reason_name(r)
+}

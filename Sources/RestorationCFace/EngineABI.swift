@@ -59,9 +59,8 @@ extension CFace {
         guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
             return fail(.version, "rst_engine_options_init: version \(version) is not one this library knows (1 to \(RST_ENGINE_OPTIONS_VERSION))")
         }
-        // Version 1 is the whole struct today; a later version clears only the
-        // members the caller's version has.
-        UnsafeMutableRawPointer(opts).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<rst_engine_options>.size)
+        // A version clears only the members the caller's version has.
+        UnsafeMutableRawPointer(opts).initializeMemory(as: UInt8.self, repeating: 0, count: optionsSize(version: version))
         opts.pointee.version = version
         return RST_OK
     }
@@ -104,16 +103,25 @@ extension CFace {
         if o.flags & ~known != 0 {
             return fail(.invalid, "rst_engine_create: opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
         }
+        // Version 2's members, read only from a version 2 struct (a version 1
+        // struct may end at `log`).
+        let v2: OptionsV2
+        switch optionsV2(opts, archivePath: archive) {
+        case .success(let v): v2 = v
+        case .failure(let f): return fail(f, in: "rst_engine_create")
+        }
         let config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
                                           appVersion: app ?? "", idiom: idiom ?? "",
-                                          crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0)
+                                          crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0,
+                                          autosaveDelayMs: v2.autosaveDelayMs, autosaveMaxDelayMs: v2.autosaveMaxDelayMs,
+                                          generations: v2.generations)
         let e = Engine(configuration: config)
         let h = handle(e)
         let ctx = o.ctx
         if let f = o.should_save { e.shouldSave = { f(h, ctx) } }
         if let f = o.should_restore {
-            e.shouldRestore = { info in
-                withArchiveInfo(info) { f(h, $0, ctx) }
+            e.shouldRestore = { [unowned e] info in
+                withArchiveInfo(info, reason: e.restoreReason.rawValue, generation: e.restoreGeneration) { f(h, $0, ctx) }
             }
         }
         if let f = o.did_finish_restoring { e.didFinishRestoring = { f(h, ctx) } }
@@ -131,12 +139,14 @@ extension CFace {
 }
 
 /// Calls `body` with a C view of `info` whose strings live during the call.
-public func withArchiveInfo<T>(_ info: ArchiveInfo, _ body: (UnsafePointer<rst_archive_info>) -> T) -> T {
+public func withArchiveInfo<T>(_ info: ArchiveInfo, reason: UInt32 = 0, generation: UInt32 = 0,
+                               _ body: (UnsafePointer<rst_archive_info>) -> T) -> T {
     info.appVersion.withCString { app in
         info.systemVersion.withCString { sys in
             info.idiom.withCString { idiom in
                 var c = rst_archive_info(format_version: info.formatVersion, app_version: app, system_version: sys,
-                                         idiom: idiom, saved_at_ms: info.savedAtMs, object_count: info.objectCount)
+                                         idiom: idiom, saved_at_ms: info.savedAtMs, object_count: info.objectCount,
+                                         restore_reason: reason, generation: generation)
                 return withUnsafePointer(to: &c) { body($0) }
             }
         }
@@ -359,7 +369,8 @@ extension CFace {
                                                    app_version: cursor.put(info.appVersion),
                                                    system_version: cursor.put(info.systemVersion),
                                                    idiom: cursor.put(info.idiom),
-                                                   saved_at_ms: info.savedAtMs, object_count: info.objectCount))
+                                                   saved_at_ms: info.savedAtMs, object_count: info.objectCount,
+                                                   restore_reason: 0, generation: 0))
             out.pointee = result
             return RST_OK
         } catch {

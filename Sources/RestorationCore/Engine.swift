@@ -215,13 +215,22 @@ public final class Engine {
         public var idiom: String
         /// false: restore neither checks nor writes the crash-loop marker.
         public var crashGuard: Bool
+        /// ABI v1.1 §1: debounce of the autosave (0: none), its ceiling
+        /// (0: 10 × the delay), older good archives kept (0…16).
+        public var autosaveDelayMs: UInt32
+        public var autosaveMaxDelayMs: UInt32
+        public var generations: Int
 
-        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true) {
+        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
+                    autosaveDelayMs: UInt32 = 0, autosaveMaxDelayMs: UInt32 = 0, generations: Int = 0) {
             self.archivePath = archivePath
             self.pluginDirectory = pluginDirectory
             self.appVersion = appVersion
             self.idiom = idiom
             self.crashGuard = crashGuard
+            self.autosaveDelayMs = autosaveDelayMs
+            self.autosaveMaxDelayMs = autosaveMaxDelayMs
+            self.generations = generations
         }
     }
 
@@ -280,7 +289,19 @@ public final class Engine {
         // Two-phase init: the sentinel and the coder refer back to self.
         sentinelStorage = ObjectNode(sentinelOf: self)
         coderStorage = Coder(engine: self)
+        lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
+                                     maxDelayMs: configuration.autosaveMaxDelayMs)
     }
+
+    private var lifecycleStorage: Lifecycle?
+    /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
+    public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
+    /// Sessions and restore reasons (ABI v1.1 §3; Sessions.swift). Under `lock`.
+    var sessionOpen = false
+    var previousSessionDied: Bool?
+    /// The reason and generation of the restore in progress or last done.
+    public internal(set) var restoreReason: RestoreReason = .firstLaunch
+    public internal(set) var restoreGeneration: UInt32 = 0
 
     // `let` would need self during init; these hold the real instances.
     private var sentinelStorage: ObjectNode?
@@ -703,17 +724,27 @@ public final class Engine {
         guard let path = configuration.archivePath else {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
+        let token = lifecycle.saveBegan()
         let bytes = try saveToBytes()
         try FileStore.createArchiveDirectory(for: path)
+        openSession(path)
+        let keep = configuration.generations
         try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path) }
+            Result { () throws(RestorationFailure) in
+                try FileStore.atomicWrite(b, to: path, beforeRename: keep > 0 ? { () throws(RestorationFailure) in
+                    try FileStore.rotateGenerations(path, keep: keep)
+                } : nil)
+            }
         }.get()
+        lifecycle.saveSucceeded(token)
         if let w = CrashGuard.clear(path) { log(.warning, w) }
     }
 
     // MARK: restore
 
-    /// Restores from the archive file, with the crash-loop guard.
+    /// Restores from the archive file, with the crash-loop guard; a missing
+    /// or invalid archive falls back to the newest valid generation
+    /// (Generations.swift, `restoreWithFallback`).
     public func restore() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
@@ -721,7 +752,12 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
-        let bytes = try FileStore.read(path)
+        try restoreWithFallback(path)
+    }
+
+    /// Restores `file` (the archive, or one of its generations) with the
+    /// crash-loop guard for that file; `bytes` read from it, not validated yet.
+    func restoreFile(_ path: String, bytes: [UInt8], reason: RestoreReason, generation: UInt32) throws(RestorationFailure) {
         if configuration.crashGuard {
             switch bytes.withUnsafeBytes({ CrashGuard.examine(path, bytes: $0) }) {
             case .none: break
@@ -736,6 +772,8 @@ public final class Engine {
             }
         }
         let reader = try validate(bytes, source: "archive '\(path)'")
+        restoreReason = reason
+        restoreGeneration = generation
         try runRestore(reader, markerFor: configuration.crashGuard ? path : nil)
     }
 
@@ -748,10 +786,12 @@ public final class Engine {
             throw RestorationFailure(.limit, "the buffer is \(bytes.count) bytes; the limit is \(RestorationLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         let reader = try Engine.validate(bytes, source: "the buffer")
+        restoreReason = .buffer
+        restoreGeneration = 0
         try runRestore(reader, markerFor: nil)
     }
 
-    private func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
+    func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in try Engine.validate(b, source: source) }
         }.get()
@@ -956,6 +996,8 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.saving) }
         try FileStore.discard(path)
+        // The session file went with the rest: the next save or restore records it again.
+        sessionOpen = false
     }
 
     /// Releases every object (children first) and shuts the class provider
@@ -963,11 +1005,16 @@ public final class Engine {
     /// engine's save or restore callbacks.
     @discardableResult
     public func destroy() -> Bool {
+        // The lifecycle first, without the lock: its thread may be waiting for it.
+        let refused = lock.withLock { operation != nil }
+        if refused { return false }
+        lifecycle.shutdown()
         lock.lock()
         defer { lock.unlock() }
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
         if destroyed { return true }
+        closeSession()
         var all: [ObjectNode] = []
         var c = root.firstChild
         var roots: [ObjectNode] = []

@@ -7,14 +7,14 @@ import Musl
 /// The file-system calls of `FileStore` and `CrashGuard`, through one seam.
 ///
 /// Every call the engine makes on the archive's directory (open, close,
-/// read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate,
-/// syncfs, opendir/readdir) goes through `FileIO`. In production each is the
+/// read, write, fsync, fstat, lstat, stat, mkdir, rename, link, unlink, flock,
+/// fcntl, ftruncate, syncfs, opendir/readdir) goes through `FileIO`. In production each is the
 /// libc call plus one thread-local load. A test installs an `IOInterceptor`
 /// on its own thread (`FileIO.withInterceptor`) to fail the Nth call with an
 /// errno, shorten a read or write, or record the calls (the power-loss model
 /// replays them); other threads are never affected.
 enum IOOp: String, CaseIterable, Sendable {
-    case open, close, read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir
+    case open, close, read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir, link
 }
 
 /// One call, as an interceptor sees it.
@@ -144,6 +144,11 @@ enum FileIO {
 
     static func rename(_ from: String, _ to: String) -> Int32 {
         Int32(call(IOCall(op: .rename, path: from, path2: to)) { _ in Int(Glibc.rename(from, to)) })
+    }
+
+    /// link(2): a second name for a file (generations keep the archive a save replaces).
+    static func link(_ from: String, _ to: String) -> Int32 {
+        Int32(call(IOCall(op: .link, path: from, path2: to)) { _ in Int(Glibc.link(from, to)) })
     }
 
     static func unlink(_ path: String) -> Int32 {

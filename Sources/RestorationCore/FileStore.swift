@@ -129,7 +129,13 @@ public enum FileStore {
     /// failure before the rename the old archive is untouched and no
     /// temporary file is left; a failure after it says that the new archive
     /// is in place but not durable.
-    public static func atomicWrite(_ bytes: UnsafeRawBufferPointer, to path: String) throws(RestorationFailure) {
+    ///
+    /// `beforeRename`, when given, runs with the lock held after the
+    /// temporary is durable and just before the rename (generations keep
+    /// the archive being replaced there); its failure fails the save with
+    /// the old archive in place.
+    public static func atomicWrite(_ bytes: UnsafeRawBufferPointer, to path: String,
+                                   beforeRename: (() throws(RestorationFailure) -> Void)? = nil) throws(RestorationFailure) {
         let what = "cannot save to '\(path)'"
         if let kind = nonRegularKind(path) {
             throw RestorationFailure(.io, "\(what): it is \(kind); refusing to replace it")
@@ -182,6 +188,7 @@ public enum FileStore {
                 throw RestorationFailure(.io, "\(what): closing '\(tmp)' failed: \(errnoText()); the old archive is kept")
             }
         }
+        try beforeRename?()
         if retrying({ FileIO.rename(tmp, path) }) != 0 {
             throw RestorationFailure(.io, "\(what): rename from '\(tmp)' failed: \(errnoText()); the old archive is kept")
         }
@@ -290,11 +297,13 @@ public enum FileStore {
     public static func stateFiles(of archive: String) -> [String] {
         var out: [String] = []
         var st = stat()
-        for p in [archive, markerPath(archive), lockPath(archive)] where FileIO.lstat(p, &st) == 0 {
+        for p in [archive, markerPath(archive), lockPath(archive), SessionFile.path(archive)] where FileIO.lstat(p, &st) == 0 {
             out.append(p)
         }
         out += siblings(of: archive, infix: crashedInfix)
         out += siblings(of: archive, infix: tempInfix)
+        out += generationFiles(of: archive)
+        out += siblings(of: archive, infix: invalidInfix)
         return out
     }
 
@@ -322,12 +331,18 @@ public enum FileStore {
         }
         try remove(archive)
         try remove(markerPath(archive))
-        for infix in [crashedInfix, tempInfix] {
+        try remove(SessionFile.path(archive))
+        for infix in [crashedInfix, tempInfix, invalidInfix] {
             guard let list = listSiblings(of: archive, infix: infix) else {
                 throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its set-aside copies and temporary files: \(errnoText())")
             }
             for p in list { try remove(p) }
         }
+        // Generations (<archive>.1 ...) and what the engine keeps beside them.
+        guard let gens = listGenerationFiles(of: archive) else {
+            throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its generations: \(errnoText())")
+        }
+        for p in gens { try remove(p) }
         // The lock file goes too, unless a saver is waiting on it (it would
         // wake up on a removed file and have to queue again behind the next
         // discard: with discards in a loop it could starve).

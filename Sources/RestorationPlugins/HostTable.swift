@@ -63,6 +63,18 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.list_plugins = { CFace.list_plugins($0, $1, $2) }
     t.engine_options_init = { CFace.engine_options_init($0, $1) }
     t.coder_fail = { CFace.coder_fail($0, $1, $2) }
+    // Table version 2 (library 1.1): ABI v1.1 §2–3.
+    t.mark_dirty = { CFace.mark_dirty($0, $1) }
+    t.is_dirty = { CFace.is_dirty($0) }
+    t.flush = { CFace.flush($0) }
+    t.event_fd = { CFace.event_fd($0) }
+    t.dispatch = { CFace.dispatch($0) }
+    t.next_timeout_ms = { CFace.next_timeout_ms($0) }
+    t.start_autosave_thread = { CFace.start_autosave_thread($0) }
+    t.save_on_signals = { CFace.save_on_signals($0, $1, $2) }
+    t.last_restore_reason = { CFace.last_restore_reason($0) }
+    t.restore_generation = { CFace.restore_generation($0, $1) }
+    t.restore_reason_name = { CFace.restore_reason_name($0) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

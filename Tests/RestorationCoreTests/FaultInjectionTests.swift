@@ -36,7 +36,13 @@ final class FaultInjectionTests: XCTestCase {
         for f in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
             try FileManager.default.removeItem(atPath: dir + "/" + f)
         }
-        let (e, _) = try counterEngine(path, Self.oldValue)
+        if op == .saveRotating {
+            // Generation 1 holds an older state: the rotation shifts it to 2.
+            let (e, _) = try counterEngine(path, Self.olderValue, generations: 2)
+            try e.save()
+            e.destroy()
+        }
+        let (e, _) = try counterEngine(path, Self.oldValue, generations: op == .saveRotating ? 2 : 0)
         try e.save()
         e.destroy()
         let old = fileBytes(path)!
@@ -53,22 +59,24 @@ final class FaultInjectionTests: XCTestCase {
             let m = CrashGuard.Marker(owner: .init(pid: 999999, start: 1, boot: SystemInfo.bootID),
                                       archive: old.withUnsafeBytes { CrashGuard.identity(of: $0) })
             _ = FileManager.default.createFile(atPath: FileStore.markerPath(path), contents: Data(CrashGuard.encode(m).utf8))
-        case .restore:
+        case .restore, .saveRotating:
             break
         }
         return old
     }
 
-    enum Operation: String { case save, restore, restoreAfterCrash = "restore after a crash", discard }
+    enum Operation: String { case save, restore, restoreAfterCrash = "restore after a crash", discard, saveRotating = "save keeping 2 generations" }
+    static let olderValue: Int64 = 55
 
     /// Runs `op` once under `trace`; returns its failure, if any.
     func run(_ op: Operation, _ trace: IOTrace, log: LogBox) -> RestorationFailure? {
         do {
-            let (e, c) = try counterEngine(path, op == .restore ? -1 : Self.newValue, log: log)
+            let (e, c) = try counterEngine(path, op == .restore ? -1 : Self.newValue, log: log,
+                                           generations: op == .saveRotating ? 2 : 0)
             defer { e.destroy() }
             try FileIO.withInterceptor(trace) {
                 switch op {
-                case .save: try e.save()
+                case .save, .saveRotating: try e.save()
                 case .restore:
                     try e.restore()
                     XCTAssertEqual(c.value, Self.oldValue, "a restore that returned OK restored the wrong state")
@@ -133,7 +141,8 @@ final class FaultInjectionTests: XCTestCase {
         }
         let now = fileBytes(path)
         switch op {
-        case .save:
+        case .save, .saveRotating:
+            if op == .saveRotating { checkGenerations(failure, context) }
             if now != old {
                 // Replaced: only by a save that succeeded durably, or that says it is not durable.
                 XCTAssertTrue(failure == nil || failure!.message.contains("not durable"), "archive changed by a failed save: \(context)")
@@ -170,7 +179,7 @@ final class FaultInjectionTests: XCTestCase {
             XCTAssertEqual(FileStore.siblings(of: path, infix: ".crashed-").filter { !$0.hasSuffix("1700000000000") }, [],
                            "a good archive was set aside: \(context)")
             // A new process restores the old or the new state, never neither.
-            let expected: Set<Int64> = op == .save ? [Self.oldValue, Self.newValue] : [Self.oldValue]
+            let expected: Set<Int64> = op == .save || op == .saveRotating ? [Self.oldValue, Self.newValue] : [Self.oldValue]
             switch restoreAsNextProcess(path) {
             case .success(let v):
                 XCTAssertTrue(expected.contains(v), "a new process restored \(v): \(context)")
@@ -218,6 +227,29 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertTrue(dirSynced, "no directory fsync after the rename: \(context)")
     }
 
+    /// A save that keeps generations: whatever call fails, every generation
+    /// left is a whole earlier archive, newest first; a save that succeeded
+    /// kept the archive it replaced as generation 1; a failed one lost none
+    /// but (at worst) the oldest.
+    func checkGenerations(_ failure: RestorationFailure?, _ context: String) {
+        let e = Engine(configuration: .init(archivePath: path, crashGuard: false))
+        defer { e.destroy() }
+        let c = Counter(-1)
+        _ = try? e.register(identifier: "counter", parent: nil, className: nil, behavior: CounterBehavior(counter: c))
+        var values: [Int64] = []
+        for k in 1...3 where FileManager.default.fileExists(atPath: FileStore.generationPath(path, k)) {
+            c.value = -1
+            do { try e.restore(generation: UInt32(k)) } catch { XCTFail("generation \(k) does not restore: \(error): \(context)") }
+            values.append(c.value)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: FileStore.generationPath(path, 3)), "a third generation: \(context)")
+        XCTAssertTrue(values.allSatisfy { [Self.oldValue, Self.olderValue].contains($0) }, "generations \(values): \(context)")
+        XCTAssertEqual(values, values.sorted(by: >), "generations out of order \(values): \(context)")
+        if failure == nil { XCTAssertEqual(values.first, Self.oldValue, "the replaced archive was not kept: \(context)") }
+        else { XCTAssertTrue(values.contains(Self.oldValue) || values.isEmpty || values == [Self.olderValue], context) }
+    }
+
+    func testEveryCallOfASaveKeepingGenerationsFails() throws { try loop(.saveRotating) }
     func testEveryCallOfASaveFails() throws { try loop(.save) }
     func testEveryCallOfARestoreFails() throws { try loop(.restore) }
     func testEveryCallOfADiscardFails() throws { try loop(.discard) }

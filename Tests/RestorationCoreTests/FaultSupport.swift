@@ -146,8 +146,8 @@ struct CounterBehavior: ObjectBehavior {
 }
 
 /// An engine for `path` with one object whose value is `value`; its log goes to `log`.
-func counterEngine(_ path: String, _ value: Int64, log: LogBox? = nil) throws -> (Engine, Counter) {
-    let e = Engine(configuration: .init(archivePath: path))
+func counterEngine(_ path: String, _ value: Int64, log: LogBox? = nil, generations: Int = 0) throws -> (Engine, Counter) {
+    let e = Engine(configuration: .init(archivePath: path, generations: generations))
     if let log { e.logHandler = { level, message in log.lines.append("[\(level.name)] \(message)") } }
     let c = Counter(value)
     // A payload, so that the archive spans several writes when writes are limited.

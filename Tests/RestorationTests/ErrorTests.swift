@@ -81,6 +81,9 @@ final class ErrorTests: XCTestCase {
         XCTAssertEqual(seen?.objectCount, 1)
         XCTAssertEqual(seen?.formatVersion, 1)
         XCTAssertLessThan(abs(seen!.savedAt.timeIntervalSinceNow), 600)
+        // What the file says; the restore also says why it restores (1.1).
+        XCTAssertEqual(seen?.restoreReason, .relaunch)
+        seen?.restoreReason = .firstLaunch
         XCTAssertEqual(try RestorationEngine.archiveInfo(at: url), seen)
         engine.shouldRestore = nil
         try engine.restore()

@@ -1,0 +1,241 @@
+import Dispatch
+import Foundation
+import RestorationCore
+
+// When to save and what happened last time (ABI v1.1 §1–3) in the Swift
+// API: dirty tracking, autosave on the main queue (for @MainActor code) or
+// on the engine's thread, signal saves, a stream of save events, restore
+// reasons and generations. See docs/LIFECYCLE.md.
+
+extension RestorationEngine {
+    /// Why a restore restores what it does.
+    ///
+    /// The corresponding C type is `rst_restore_reason`.
+    public enum RestoreReason: Int, Sendable, Equatable, CustomStringConvertible {
+        /// No archive: never saved, or discarded.
+        case firstLaunch = 0
+        /// The previous session ended cleanly.
+        case relaunch = 1
+        /// The previous session died: the archive is its last save.
+        case recover = 2
+        /// ``RestorationEngine/restore(from:)``.
+        case buffer = 3
+        /// The current archive was missing or invalid (or
+        /// ``RestorationEngine/restore(generation:)`` asked): an older generation.
+        case fallback = 4
+
+        init(_ r: RestorationCore.RestoreReason) { self = RestoreReason(rawValue: Int(r.rawValue)) ?? .firstLaunch }
+
+        /// The C enumerator's name, `"RST_REASON_RECOVER"`.
+        public var description: String { RestorationCore.RestoreReason(rawValue: UInt32(rawValue))?.cName ?? "RST_REASON_UNKNOWN" }
+    }
+
+    /// What an autosave or a signal save did (``saveEvents``).
+    public enum SaveEvent: Sendable {
+        /// An autosave (or the save on `signal`) succeeded.
+        case saved(signal: Int32?)
+        /// It failed; an autosave is retried after `retryAfter` (the engine
+        /// stays dirty); a signal save is not retried (the signal goes on).
+        case failed(RestorationError, retryAfter: Duration?, signal: Int32?)
+    }
+
+    static func autosaveTimes(_ o: Options) throws(RestorationError) -> (UInt32, UInt32) {
+        func ms(_ d: Duration?, _ what: String) throws(RestorationError) -> UInt32 {
+            guard let d else { return 0 }
+            let (s, atto) = d.components
+            let v = s * 1000 + atto / 1_000_000_000_000_000
+            guard v >= 0, v <= Int64(UInt32.max) else { throw RestorationError.invalid("RestorationEngine: \(what) \(d) is out of range") }
+            return UInt32(v)
+        }
+        let delay = try ms(o.autosaveDelay, "autosaveDelay"), maxDelay = try ms(o.autosaveMaxDelay, "autosaveMaxDelay")
+        if o.generations < 0 || o.generations > FileStore.maxGenerations {
+            throw RestorationError.invalid("RestorationEngine: generations is \(o.generations); 0 to \(FileStore.maxGenerations) are kept")
+        }
+        if maxDelay != 0 && maxDelay < delay {
+            throw RestorationError.invalid("RestorationEngine: autosaveMaxDelay is below autosaveDelay")
+        }
+        if o.archivePath == nil && (delay != 0 || o.generations != 0) {
+            throw RestorationError.invalid("RestorationEngine: autosave and generations need an archive path")
+        }
+        return (delay, maxDelay)
+    }
+
+    /// Dispatched saves go through this engine's lock, as ``save()`` does.
+    func installLifecycle() {
+        core.lifecycle.performSave = { [weak self] () throws(RestorationFailure) in
+            guard let self else { throw RestorationFailure(.state, "the engine is being destroyed") }
+            do throws(RestorationError) { try self.save() } catch { throw error.failure }
+        }
+        core.lifecycle.observer = { [weak self] event in self?.events.yield(event) }
+    }
+
+    // MARK: dirty
+
+    /// Marks the engine dirty: its state changed and should be saved. Cheap,
+    /// callable from any thread or actor, never waits for a running save.
+    ///
+    /// The corresponding C function is `rst_mark_dirty`.
+    public func markDirty() { core.lifecycle.markDirty() }
+
+    /// True from a ``markDirty()`` until a save that began after it succeeds.
+    ///
+    /// The corresponding C function is `rst_is_dirty`.
+    public var isDirty: Bool { core.lifecycle.isDirty }
+
+    /// Saves now if dirty; does nothing when clean.
+    ///
+    /// - Throws: As ``save()``.
+    ///
+    /// The corresponding C function is `rst_flush`.
+    public func flush() throws(RestorationError) {
+        if isDirty { try save() }
+    }
+
+    // MARK: dispatch
+
+    /// Does the work that is due now (a due autosave, a signal save) on the
+    /// calling thread; never waits for work.
+    ///
+    /// - Throws: The failing autosave's error (it stays due and is retried).
+    ///
+    /// The corresponding C function is `rst_dispatch`.
+    public func dispatch() throws(RestorationError) {
+        do throws(RestorationFailure) { try core.lifecycle.dispatch() } catch { throw RestorationError(error) }
+    }
+
+    /// When ``dispatch()`` has work next: `.zero` for now, nil when nothing
+    /// is pending. For loops that cannot watch ``eventFileDescriptor()``.
+    ///
+    /// The corresponding C function is `rst_next_timeout_ms`.
+    public var nextTimeout: Duration? {
+        let ms = core.lifecycle.nextTimeoutMs()
+        return ms < 0 ? nil : .milliseconds(ms)
+    }
+
+    /// A descriptor readable exactly while ``dispatch()`` has work, for a
+    /// loop that polls descriptors (owned by the engine: do not close it).
+    ///
+    /// - Throws: ``RestorationError/invalid(_:)`` without an archive path;
+    ///   ``RestorationError/io(_:)`` when it cannot be made.
+    ///
+    /// The corresponding C function is `rst_event_fd`.
+    public func eventFileDescriptor() throws(RestorationError) -> Int32 {
+        try requireArchive("eventFileDescriptor")
+        do throws(RestorationFailure) { return try core.lifecycle.eventDescriptor() } catch { throw RestorationError(error) }
+    }
+
+    /// Dispatches on the main queue: a `DispatchSource` watches the
+    /// engine's descriptor, so every autosave and signal save runs on the
+    /// main thread — the main actor's — where `@MainActor` objects live.
+    /// The way to autosave in a Swift program whose state is on the main
+    /// actor (a `dispatchMain()` or `RunLoop.main` program, SwiftUI, a GTK
+    /// binding that drives the main queue). Calling it again does nothing.
+    ///
+    /// - Throws: As ``eventFileDescriptor()``.
+    public func autosaveOnMainQueue() throws(RestorationError) {
+        let fd = try eventFileDescriptor()
+        mainSourceLock.lock()
+        defer { mainSourceLock.unlock() }
+        guard mainSource == nil else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .main)
+        source.setEventHandler { [weak self] in try? self?.dispatch() }
+        source.resume()
+        mainSource = source
+    }
+
+    /// Starts the engine's own thread, which dispatches: saves then run on
+    /// that thread (so objects registered from the main actor fail there:
+    /// use ``autosaveOnMainQueue()`` for them).
+    ///
+    /// - Throws: ``RestorationError/state(_:)`` when already started.
+    ///
+    /// The corresponding C function is `rst_start_autosave_thread`.
+    public func startAutosaveThread() throws(RestorationError) {
+        try requireArchive("startAutosaveThread")
+        do throws(RestorationFailure) { try core.lifecycle.startThread() } catch { throw RestorationError(error) }
+    }
+
+    /// On the first of `signals` (default SIGTERM, SIGINT, SIGHUP) the
+    /// engine saves if dirty through its dispatcher (never in the handler),
+    /// then the signal goes on, so the process ends as it would have.
+    /// Needs a dispatcher first: ``autosaveOnMainQueue()``,
+    /// ``eventFileDescriptor()`` or ``startAutosaveThread()``.
+    ///
+    /// The corresponding C function is `rst_save_on_signals`.
+    public func saveOnSignals(_ signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) throws(RestorationError) {
+        try requireArchive("saveOnSignals")
+        do throws(RestorationFailure) { try core.lifecycle.saveOnSignals(signals) } catch { throw RestorationError(error) }
+    }
+
+    /// The autosaves and signal saves as they happen (not ``save()`` or
+    /// ``flush()``, whose result the caller has). Each access returns a new
+    /// stream; events before it are not replayed.
+    ///
+    /// ```swift
+    /// for await event in engine.saveEvents {
+    ///     if case .failed(let error, _, _) = event { statusBar.show(error) }
+    /// }
+    /// ```
+    public var saveEvents: AsyncStream<SaveEvent> { events.stream() }
+
+    private func requireArchive(_ what: String) throws(RestorationError) {
+        if options.archivePath == nil { throw RestorationError.invalid("\(what): the engine has no archive path") }
+    }
+
+    // MARK: what happened last time
+
+    /// The reason of the last restore; ``RestoreReason/firstLaunch`` before
+    /// any, or when the last found no archive.
+    ///
+    /// The corresponding C function is `rst_last_restore_reason`.
+    public var lastRestoreReason: RestoreReason { RestoreReason(core.lastRestoreReason) }
+
+    /// Restores generation `generation` (`<archive>.k`), reason
+    /// ``RestoreReason/fallback``; 0: the current archive, as ``restore()``.
+    ///
+    /// - Throws: ``RestorationError/notFound(_:)`` for a missing generation;
+    ///   otherwise as ``restore()``.
+    ///
+    /// The corresponding C function is `rst_restore_generation`.
+    public func restore(generation: Int) throws(RestorationError) {
+        guard generation >= 0 else { throw RestorationError.invalid("restore(generation:): \(generation) is negative") }
+        try registry.locked { () throws(RestorationError) in
+            registry.sweep()
+            do throws(RestorationFailure) {
+                try core.restore(generation: UInt32(clamping: generation))
+            } catch { throw RestorationError(error) }
+        }
+    }
+}
+
+/// The continuations of ``RestorationEngine/saveEvents``.
+final class SaveEventHub: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuations: [UUID: AsyncStream<RestorationEngine.SaveEvent>.Continuation] = [:]
+
+    func stream() -> AsyncStream<RestorationEngine.SaveEvent> {
+        AsyncStream { c in
+            let id = UUID()
+            lock.withLock { continuations[id] = c }
+            c.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.continuations.removeValue(forKey: id) } }
+        }
+    }
+
+    func yield(_ e: Lifecycle.Event) {
+        let event: RestorationEngine.SaveEvent
+        switch e {
+        case .saved(let cause): event = .saved(signal: cause.signal)
+        case .failed(let f, let retry, let cause):
+            event = .failed(RestorationError(f), retryAfter: retry < 0 ? nil : .milliseconds(retry), signal: cause.signal)
+        }
+        for c in lock.withLock({ Array(continuations.values) }) { c.yield(event) }
+    }
+
+    func finish() {
+        for c in lock.withLock({ Array(continuations.values) }) { c.finish() }
+    }
+}
+
+extension Lifecycle.SaveCause {
+    var signal: Int32? { if case .signal(let s) = self { return s }; return nil }
+}

@@ -1,0 +1,147 @@
+import CRestoration
+import RestorationCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// ABI v1.1 §1–3 in the C face: options version 2, when to save (dirty
+// tracking, autosave, the descriptor, dispatch, the thread, signals) and
+// what happened last time (restore reasons, generations). The core does the
+// work (Lifecycle.swift, EngineLifecycle.swift, Generations.swift).
+
+/// The members of `rst_engine_options` version 2 adds.
+struct OptionsV2 {
+    var autosaveDelayMs: UInt32 = 0
+    var autosaveMaxDelayMs: UInt32 = 0
+    var generations: Int = 0
+}
+
+/// The size of `rst_engine_options` as a caller of `version` knows it.
+func optionsSize(version: UInt32) -> Int {
+    version >= 2 ? MemoryLayout<rst_engine_options>.size
+                 : MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.autosave_delay_ms)!
+}
+
+/// Reads and checks version 2's members (all 0 for a version 1 struct,
+/// which is never read past `log`).
+func optionsV2(_ opts: UnsafePointer<rst_engine_options>, archivePath: String?) -> Result<OptionsV2, RestorationFailure> {
+    guard opts.pointee.version >= 2 else { return .success(OptionsV2()) }
+    let o = opts.pointee
+    if o.generations > UInt32(FileStore.maxGenerations) {
+        return .failure(RestorationFailure(.invalid, "opts->generations is \(o.generations); at most \(FileStore.maxGenerations) generations are kept"))
+    }
+    if o.carry_saves != 0 {
+        return .failure(RestorationFailure(.invalid, "opts->carry_saves is \(o.carry_saves); this library does not carry unclaimed records yet (set it to 0)"))
+    }
+    if o.autosave_max_delay_ms != 0 && o.autosave_max_delay_ms < o.autosave_delay_ms {
+        return .failure(RestorationFailure(.invalid, "opts->autosave_max_delay_ms (\(o.autosave_max_delay_ms)) is below opts->autosave_delay_ms (\(o.autosave_delay_ms))"))
+    }
+    if archivePath == nil && (o.autosave_delay_ms != 0 || o.generations != 0) {
+        return .failure(RestorationFailure(.invalid, "opts->autosave_delay_ms and opts->generations need an archive_path"))
+    }
+    return .success(OptionsV2(autosaveDelayMs: o.autosave_delay_ms, autosaveMaxDelayMs: o.autosave_max_delay_ms,
+                              generations: Int(o.generations)))
+}
+
+extension CFace {
+    public static func mark_dirty(_ e: OpaquePointer!, _ o: OpaquePointer!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_mark_dirty: engine is NULL") }
+        let engine = engine(e)
+        if let o {
+            let belongs = withNode(o) { $0.engine === engine && $0.isRegistered }
+            guard belongs else { return fail(.invalid, "rst_mark_dirty: the object is not registered in this engine") }
+        }
+        engine.lifecycle.markDirty()
+        return RST_OK
+    }
+
+    public static func is_dirty(_ e: OpaquePointer!) -> Bool {
+        guard let e else { return false }
+        return engine(e).lifecycle.isDirty
+    }
+
+    public static func flush(_ e: OpaquePointer!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_flush: engine is NULL") }
+        let engine = engine(e)
+        guard engine.lifecycle.isDirty else { return RST_OK }
+        do {
+            try engine.save()
+            return RST_OK
+        } catch {
+            return fail(error, in: "rst_flush")
+        }
+    }
+
+    /// The lifecycle calls need an archive to save to.
+    private static func withArchive(_ e: OpaquePointer?, _ what: StaticString,
+                                    _ body: (Engine) throws(RestorationFailure) -> Void) -> rst_status {
+        guard let e else { return fail(.invalid, "\(what): engine is NULL") }
+        let engine = engine(e)
+        guard engine.configuration.archivePath != nil else {
+            return fail(.invalid, "\(what): the engine has no archive_path, so it has nothing to save to")
+        }
+        do {
+            try body(engine)
+            return RST_OK
+        } catch {
+            return fail(error, in: what)
+        }
+    }
+
+    public static func event_fd(_ e: OpaquePointer!) -> Int32 {
+        var fd: Int32 = -1
+        let s = withArchive(e, "rst_event_fd") { engine throws(RestorationFailure) in fd = try engine.lifecycle.eventDescriptor() }
+        return s == RST_OK ? fd : -1
+    }
+
+    public static func dispatch(_ e: OpaquePointer!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_dispatch: engine is NULL") }
+        do {
+            try engine(e).lifecycle.dispatch()
+            return RST_OK
+        } catch {
+            return fail(error, in: "rst_dispatch (autosave)")
+        }
+    }
+
+    public static func next_timeout_ms(_ e: OpaquePointer!) -> Int64 {
+        guard let e else { return -1 }
+        return engine(e).lifecycle.nextTimeoutMs()
+    }
+
+    public static func start_autosave_thread(_ e: OpaquePointer!) -> rst_status {
+        withArchive(e, "rst_start_autosave_thread") { engine throws(RestorationFailure) in try engine.lifecycle.startThread() }
+    }
+
+    public static func save_on_signals(_ e: OpaquePointer!, _ signals: UnsafePointer<Int32>!, _ count: Int) -> rst_status {
+        guard signals != nil || count == 0 else { return fail(.invalid, "rst_save_on_signals: signals is NULL") }
+        let list = count == 0 ? [] : Array(UnsafeBufferPointer(start: signals, count: count))
+        return withArchive(e, "rst_save_on_signals") { engine throws(RestorationFailure) in try engine.lifecycle.saveOnSignals(list) }
+    }
+
+    public static func last_restore_reason(_ e: OpaquePointer!) -> rst_restore_reason {
+        guard let e else { return RST_REASON_FIRST_LAUNCH }
+        return rst_restore_reason(rawValue: engine(e).lastRestoreReason.rawValue)
+    }
+
+    public static func restore_generation(_ e: OpaquePointer!, _ generation: UInt32) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_restore_generation: engine is NULL") }
+        do {
+            try engine(e).restore(generation: generation)
+            return RST_OK
+        } catch {
+            return fail(error, in: "rst_restore_generation")
+        }
+    }
+
+    public static func restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CChar>! {
+        switch RestoreReason(rawValue: r.rawValue) {
+        case .firstLaunch: return staticCString("RST_REASON_FIRST_LAUNCH")
+        case .relaunch: return staticCString("RST_REASON_RELAUNCH")
+        case .recover: return staticCString("RST_REASON_RECOVER")
+        case .buffer: return staticCString("RST_REASON_BUFFER")
+        case .fallback: return staticCString("RST_REASON_FALLBACK")
+        case nil: return staticCString("RST_REASON_UNKNOWN")
+        }
+    }
+}

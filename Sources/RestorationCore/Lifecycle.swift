@@ -1,0 +1,350 @@
+import CLifecycle
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// When to save (ABI v1.1 §2): dirty tracking, the debounced autosave with
+/// its ceiling and its retries, the pollable descriptor, the dispatch, the
+/// engine-owned thread and the signal saves. One per engine.
+///
+/// Its state has its own small mutex (`state`), never held during a save,
+/// so `markDirty` never waits for one (the engine's recursive lock is held
+/// for the whole save). Times are CLOCK_MONOTONIC milliseconds.
+public final class Lifecycle: @unchecked Sendable {
+    /// What a dispatch did (for the Swift API's event stream).
+    public enum Event: Sendable {
+        case saved(reason: SaveCause)
+        case failed(RestorationFailure, retryInMs: Int64, reason: SaveCause)
+    }
+
+    public enum SaveCause: Sendable {
+        case autosave
+        case signal(Int32)
+    }
+
+    unowned let engine: Engine
+    public let delayMs: Int64
+    public let maxDelayMs: Int64
+
+    private let state = Mutex()
+    // Under `state`:
+    private var markSeq: UInt64 = 0
+    private var cleanSeq: UInt64 = 0
+    private var firstMarkMs: Int64 = -1
+    private var lastMarkMs: Int64 = -1
+    private var failures = 0
+    private var retryAtMs: Int64 = -1
+    private var armedDue: Int64 = -1
+    private var epollFD: Int32 = -1, timerFD: Int32 = -1, eventFD: Int32 = -1
+    private var handedOut = false
+    private var signalClient: Int32 = -1
+    private var thread: pthread_t?
+    private var stopFD: Int32 = -1
+    private var shutDown = false
+
+    /// Serializes dispatches (the host's and the thread's); tried, never waited for.
+    private let dispatching = Mutex()
+
+    /// Told after each dispatched save or failure (the Swift API's stream);
+    /// runs on the dispatching thread, without the engine's lock.
+    public var observer: ((Event) -> Void)? {
+        get { state.withLock { observerStorage } }
+        set { state.withLock { observerStorage = newValue } }
+    }
+    private var observerStorage: ((Event) -> Void)?
+
+    /// How a dispatch saves; nil: `Engine.save()`. The Swift API routes it
+    /// through its own lock (taken before the engine's), as its `save()` does.
+    public var performSave: (() throws(RestorationFailure) -> Void)? {
+        get { state.withLock { performSaveStorage } }
+        set { state.withLock { performSaveStorage = newValue } }
+    }
+    private var performSaveStorage: (() throws(RestorationFailure) -> Void)?
+
+    private func save() throws(RestorationFailure) {
+        if let f = performSave { try f() } else { try engine.save() }
+    }
+
+    init(engine: Engine, delayMs: UInt32, maxDelayMs: UInt32) {
+        self.engine = engine
+        self.delayMs = Int64(delayMs)
+        self.maxDelayMs = delayMs == 0 ? 0 : maxDelayMs == 0 ? Int64(delayMs) * 10 : Int64(maxDelayMs)
+    }
+
+    deinit {
+        for fd in [epollFD, timerFD, eventFD, stopFD] where fd >= 0 { close(fd) }
+    }
+
+    static func now() -> Int64 { rlfd_now_ms() }
+
+    // MARK: dirty
+
+    /// Marks the engine dirty. Cheap, any thread, never waits for a save.
+    public func markDirty() {
+        state.withLock {
+            markSeq &+= 1
+            let now = Lifecycle.now()
+            if firstMarkMs < 0 { firstMarkMs = now }
+            lastMarkMs = now
+            rearmLocked()
+        }
+    }
+
+    public var isDirty: Bool { state.withLock { markSeq != cleanSeq } }
+
+    /// A save is starting (the engine's lock held): what it will make clean.
+    struct SaveToken { let seq: UInt64; let startMs: Int64 }
+
+    func saveBegan() -> SaveToken {
+        state.withLock { SaveToken(seq: markSeq, startMs: Lifecycle.now()) }
+    }
+
+    /// A save that began at `t` succeeded: the marks before it are saved.
+    func saveSucceeded(_ t: SaveToken) {
+        state.withLock {
+            if t.seq &- cleanSeq < 1 << 63 { cleanSeq = t.seq }
+            failures = 0
+            retryAtMs = -1
+            if markSeq == cleanSeq {
+                firstMarkMs = -1
+                lastMarkMs = -1
+            } else {
+                // Marked during the save: the ceiling counts from the save's start
+                // (no later than the first of those marks).
+                firstMarkMs = t.startMs
+            }
+            rearmLocked()
+        }
+    }
+
+    // MARK: when
+
+    /// When the next autosave is due (the state lock held); nil: none.
+    private func dueLocked() -> Int64? {
+        guard delayMs > 0, markSeq != cleanSeq, !shutDown else { return nil }
+        if failures > 0 { return retryAtMs }
+        return min(lastMarkMs + delayMs, firstMarkMs + maxDelayMs)
+    }
+
+    /// Arms the timer at the due time (which clears its expirations, so the
+    /// descriptor is unreadable until then), or disarms it.
+    private func rearmLocked() {
+        guard timerFD >= 0 else { return }
+        let due = dueLocked() ?? -1
+        if due != armedDue {
+            _ = rlfd_arm(timerFD, due)
+            armedDue = due
+        }
+    }
+
+    private var signalPendingLocked: Bool { signalClient >= 0 && rsig_peek_pending(signalClient) != 0 }
+
+    /// Milliseconds until `dispatch` has work; 0: now; -1: nothing pending.
+    public func nextTimeoutMs() -> Int64 {
+        state.withLock {
+            if signalPendingLocked { return 0 }
+            guard let due = dueLocked() else { return -1 }
+            return max(0, due - Lifecycle.now())
+        }
+    }
+
+    // MARK: the descriptor
+
+    /// Creates the descriptors (the state lock held).
+    private func ensureDescriptorsLocked() throws(RestorationFailure) {
+        if epollFD >= 0 { return }
+        var ep: Int32 = -1, tf: Int32 = -1, ev: Int32 = -1
+        let e = rlfd_create(&ep, &tf, &ev)
+        if e != 0 {
+            throw RestorationFailure(e == ENOMEM ? .noMemory : .io, "cannot create the engine's event descriptors (epoll, timerfd, eventfd): \(FileStore.errnoText(e))")
+        }
+        epollFD = ep; timerFD = tf; eventFD = ev
+        armedDue = -1
+        rearmLocked()
+    }
+
+    /// The pollable descriptor (`rst_event_fd`); handing it out is a promise to poll it.
+    public func eventDescriptor() throws(RestorationFailure) -> Int32 {
+        try state.withLock { () throws(RestorationFailure) -> Int32 in
+            guard !shutDown else { throw RestorationFailure(.state, "the engine is being destroyed") }
+            try ensureDescriptorsLocked()
+            handedOut = true
+            return epollFD
+        }
+    }
+
+    // MARK: dispatch
+
+    /// Does the work that is due now on the calling thread (`rst_dispatch`):
+    /// a signal save, else a due autosave. Never waits: another dispatch in
+    /// progress (another thread) makes this one return at once.
+    /// Returns false when another dispatch was running.
+    @discardableResult
+    public func dispatch() throws(RestorationFailure) -> Bool {
+        guard dispatching.tryLock() else { return false }
+        defer { dispatching.unlock() }
+        let (sig, client) = state.withLock { () -> (Int32, Int32) in
+            if timerFD >= 0 { rlfd_drain(timerFD, eventFD) }
+            let s = signalClient >= 0 ? rsig_take_pending(signalClient) : 0
+            return (s, signalClient)
+        }
+        if sig != 0 {
+            signalSave(sig, client)
+            return true
+        }
+        let due = state.withLock { dueLocked() }
+        let now = Lifecycle.now()
+        guard let due, due <= now else {
+            state.withLock { armedDue = -2; rearmLocked() }
+            return true
+        }
+        do {
+            try save()
+            observer?(.saved(reason: .autosave))
+        } catch {
+            let backoff = state.withLock { () -> Int64 in
+                failures += 1
+                var b = delayMs
+                for _ in 1..<min(failures, 40) { b = min(b * 2, maxDelayMs) }
+                b = min(b, maxDelayMs)
+                retryAtMs = Lifecycle.now() + b
+                rearmLocked()
+                return b
+            }
+            engine.log(.warning, "autosave failed (\(error.status.cName)): \(error.message); still dirty, retrying in \(backoff) ms")
+            observer?(.failed(error, retryInMs: backoff, reason: .autosave))
+            throw error
+        }
+        return true
+    }
+
+    /// The first delivery of a claimed signal: save if dirty, end the
+    /// session when the signal will end the process, then let the signal go on.
+    private func signalSave(_ sig: Int32, _ client: Int32) {
+        if isDirty {
+            do {
+                try save()
+                observer?(.saved(reason: .signal(sig)))
+            } catch {
+                engine.log(.error, "the save on signal \(sig) failed (\(error.status.cName)): \(error.message); the signal ends the process with the last saved state")
+                observer?(.failed(error, retryInMs: -1, reason: .signal(sig)))
+            }
+        }
+        if rsig_previous_is_default(sig) { engine.closeSession() }
+        state.withLock { armedDue = -2; rearmLocked() }
+        rsig_done(client, sig)
+    }
+
+    // MARK: the thread
+
+    /// Starts the engine-owned dispatching thread (`rst_start_autosave_thread`).
+    public func startThread() throws(RestorationFailure) {
+        try state.withLock { () throws(RestorationFailure) in
+            guard !shutDown else { throw RestorationFailure(.state, "the engine is being destroyed") }
+            guard thread == nil else { throw RestorationFailure(.state, "the autosave thread is already running") }
+            try ensureDescriptorsLocked()
+            var ep: Int32 = -1, tf: Int32 = -1, stop: Int32 = -1
+            // A second eventfd stops the thread (only the eventfd of the triple is used).
+            let e = rlfd_create(&ep, &tf, &stop)
+            if e != 0 { throw RestorationFailure(.io, "cannot create the autosave thread's stop descriptor: \(FileStore.errnoText(e))") }
+            close(ep); close(tf)
+            stopFD = stop
+            let me = Unmanaged.passRetained(self).toOpaque()
+            var t = pthread_t()
+            let r = pthread_create(&t, nil, { p in
+                let me = Unmanaged<Lifecycle>.fromOpaque(p!).takeRetainedValue()
+                me.threadMain()
+                return nil
+            }, me)
+            if r != 0 {
+                Unmanaged<Lifecycle>.fromOpaque(me).release()
+                close(stopFD); stopFD = -1
+                throw RestorationFailure(r == EAGAIN ? .noMemory : .io, "cannot start the autosave thread: \(FileStore.errnoText(r))")
+            }
+            thread = t
+        }
+    }
+
+    private func threadMain() {
+        rlfd_block_signals()
+        let (fd, stop) = state.withLock { (epollFD, stopFD) }
+        while rlfd_wait(fd, stop) == 1 {
+            let ran = (try? dispatch()) ?? true
+            if !ran { usleep(1000) }   // the host is dispatching: let it finish
+        }
+    }
+
+    public var threadRunning: Bool { state.withLock { thread != nil } }
+
+    // MARK: signals
+
+    /// `rst_save_on_signals`.
+    public func saveOnSignals(_ signals: [Int32]) throws(RestorationFailure) {
+        for s in signals {
+            guard s > 0, s < 65, ![SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS].contains(s) else {
+                throw RestorationFailure(.invalid, "signal \(s) cannot be claimed (SIGKILL, SIGSTOP and the synchronous fault signals cannot wait for a save)")
+            }
+        }
+        try state.withLock { () throws(RestorationFailure) in
+            guard !shutDown else { throw RestorationFailure(.state, "the engine is being destroyed") }
+            guard thread != nil || handedOut else {
+                throw RestorationFailure(.state, "no dispatcher: start the autosave thread (rst_start_autosave_thread) or hand rst_event_fd to the host's loop first")
+            }
+            try ensureDescriptorsLocked()
+            if signalClient < 0 {
+                signalClient = rsig_client_new(eventFD)
+                if signalClient < 0 { throw RestorationFailure(.limit, "too many engines claim signals (at most 64 at once)") }
+            }
+            for s in signals {
+                let e = rsig_claim(signalClient, s)
+                if e != 0 { throw RestorationFailure(.io, "cannot install a handler for signal \(s): \(FileStore.errnoText(e))") }
+            }
+        }
+    }
+
+    // MARK: teardown
+
+    /// Releases the signals, stops and joins the thread, closes the
+    /// descriptors. Called by `Engine.destroy` without the engine's lock.
+    func shutdown() {
+        let (client, t, stop) = state.withLock { () -> (Int32, pthread_t?, Int32) in
+            shutDown = true
+            let r = (signalClient, thread, stopFD)
+            signalClient = -1
+            thread = nil
+            return r
+        }
+        if client >= 0 { rsig_client_release(client) }
+        if let t {
+            rlfd_wake(stop)
+            if pthread_equal(t, pthread_self()) != 0 { pthread_detach(t) } else { pthread_join(t, nil) }
+        }
+        state.withLock {
+            for fd in [epollFD, timerFD, eventFD, stopFD] where fd >= 0 { close(fd) }
+            epollFD = -1; timerFD = -1; eventFD = -1; stopFD = -1
+        }
+    }
+}
+
+/// A plain (non-recursive) mutex that can be tried.
+final class Mutex: @unchecked Sendable {
+    private let m: UnsafeMutablePointer<pthread_mutex_t>
+    init() {
+        m = .allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+    }
+    deinit {
+        pthread_mutex_destroy(m)
+        m.deallocate()
+    }
+    func lock() { pthread_mutex_lock(m) }
+    func unlock() { pthread_mutex_unlock(m) }
+    func tryLock() -> Bool { pthread_mutex_trylock(m) == 0 }
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,78 @@
+// The Swift API's autosave, dispatch, thread, events, and failures with
+// retry (ABI v1.1 §2) from Swift 5 mode code.
+import Foundation
+import XCTest
+import Restoration
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class AutosaveTests: XCTestCase {
+    /// The engine's own thread saves after the delay; the stream reports it.
+    func testAutosaveThreadAndSaveEvents() async throws {
+        let dir = try temporaryDirectory(self)
+        var options = RestorationEngine.Options(archivePath: dir.path + "/a.rst")
+        options.autosaveDelay = .milliseconds(50)
+        options.autosaveMaxDelay = .milliseconds(500)
+        let engine = try RestorationEngine(options: options)
+        let probe = Probe("P")
+        let value = LockedBox(1)
+        probe.onEncode = { try $0.encode(value.get(), forKey: "v") }
+        try engine.register(probe)
+        try engine.startAutosaveThread()
+        XCTAssertThrowsError(try engine.startAutosaveThread()) { XCTAssertEqual(($0 as? RestorationError)?.statusName, "RST_ERR_STATE") }
+        let events = engine.saveEvents
+        value.set(7)
+        engine.markDirty()
+        for await e in events {
+            guard case .saved(signal: nil) = e else { return XCTFail("\(e)") }
+            break
+        }
+        XCTAssertFalse(engine.isDirty)
+        let again = try RestorationEngine(archivePath: dir.path + "/a.rst")
+        let p2 = Probe("P")
+        var got = 0
+        p2.onDecode = { got = try $0.decode(Int.self, forKey: "v") ?? 0 }
+        try again.register(p2)
+        try again.restore()
+        XCTAssertEqual(got, 7)
+        withExtendedLifetime(probe) {}
+    }
+
+    /// A failing autosave is reported in the stream with its retry delay,
+    /// the engine stays dirty, and the next attempt succeeds.
+    func testFailedAutosaveIsRetriedAndReported() throws {
+        let dir = try temporaryDirectory(self)
+        var options = RestorationEngine.Options(archivePath: dir.path + "/r.rst")
+        options.autosaveDelay = .milliseconds(20)
+        let refuse = LockedBox(true)
+        options.shouldSave = { !refuse.get() }
+        let log = LogBox()
+        options.log = log.handler()
+        let engine = try RestorationEngine(options: options)
+        try engine.register(Probe("P"))
+        let fd = try engine.eventFileDescriptor()
+        engine.markDirty()
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&pfd, 1, 3000), 1)
+        XCTAssertThrowsError(try engine.dispatch()) { XCTAssertEqual(($0 as? RestorationError)?.statusName, "RST_ERR_REJECTED") }
+        XCTAssertTrue(engine.isDirty)
+        XCTAssertTrue(log.warnings.contains { $0.contains("autosave failed") && $0.contains("retrying in 20 ms") }, "\(log.warnings)")
+        XCTAssertNotNil(engine.nextTimeout)
+        refuse.set(false)
+        XCTAssertEqual(poll(&pfd, 1, 3000), 1)
+        try engine.dispatch()
+        XCTAssertFalse(engine.isDirty)
+        XCTAssertNil(engine.nextTimeout)
+        XCTAssertThrowsError(try RestorationEngine(archiveURL: nil).eventFileDescriptor())
+    }
+}
+
+/// A value shared with callbacks on other threads.
+final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ v: T) { value = v }
+    func get() -> T { lock.withLock { value } }
+    func set(_ v: T) { lock.withLock { value = v } }
+}
