@@ -161,6 +161,18 @@ typedef struct rst_host_api {
     rst_status  (*list_plugins)(rst_engine *e, rst_plugin_info **out, size_t *count);
     rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
     rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
+    /* v1.1 §4–9 (issue 11), appended: */
+    rst_status  (*last_restore_skips)(rst_engine *e, rst_skipped_record **out, size_t *count);
+    const char *(*skip_reason_name)(rst_skip_reason r);
+    rst_status  (*encode_object_array)(rst_coder *c, const char *key, rst_object *const *v, size_t n);
+    rst_status  (*decode_object_array)(rst_coder *c, const char *key, size_t index,
+                                       rst_object **out, size_t *count);
+    rst_status  (*set_class_version)(rst_engine *e, const char *class_name, uint32_t version);
+    rst_status  (*register_migration)(rst_engine *e, const char *class_name, uint32_t from_version,
+                                      rst_migrate_fn fn, void *ctx);
+    uint32_t    (*coder_class_version)(rst_coder *c);
+    rst_status  (*coder_remove)(rst_coder *c, const char *key);
+    rst_status  (*coder_rename)(rst_coder *c, const char *from_key, const char *to_key);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
@@ -281,6 +293,17 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
  * a 1.0 host's table ends before it. */
 #define rst_engine_options_init     rst_plugin_api__->engine_options_init
 #define rst_coder_fail              rst_plugin_api__->coder_fail
+/* v1.1 (issue 11): check RST_HOST_API_HAS(api, member) before calling these
+ * on a host that may be older. */
+#define rst_last_restore_skips      rst_plugin_api__->last_restore_skips
+#define rst_skip_reason_name        rst_plugin_api__->skip_reason_name
+#define rst_encode_object_array     rst_plugin_api__->encode_object_array
+#define rst_decode_object_array     rst_plugin_api__->decode_object_array
+#define rst_set_class_version       rst_plugin_api__->set_class_version
+#define rst_register_migration      rst_plugin_api__->register_migration
+#define rst_coder_class_version     rst_plugin_api__->coder_class_version
+#define rst_coder_remove            rst_plugin_api__->coder_remove
+#define rst_coder_rename            rst_plugin_api__->coder_rename
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

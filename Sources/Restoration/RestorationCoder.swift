@@ -297,6 +297,7 @@ public final class RestorationCoder {
     /// (decoding only; empty when encoding).
     public var allKeys: [String] {
         guard isValid, !isEncoding else { return [] }
+        if coder.mode == .migrating { return (try? coder.migrationKeys()) ?? [] }
         var keys: [String] = []
         try? coder.forEachField { name, _ in keys.append(name) }
         return keys
@@ -595,6 +596,8 @@ public final class RestorationCoder {
             return .stringArray(try withKey(key) { (k) throws(RestorationFailure) in try coder.decodeStringArray(k) })
         case .object:
             return .other("an object reference")
+        case .objectArray:
+            return .other("an array of object references")
         case .record:
             try withKey(key) { (k) throws(RestorationFailure) in try coder.decodeBeginRecord(k) }
             defer { try? coder.decodeEndRecord() }
@@ -632,6 +635,8 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
     case stringArray = 8
     /// `RST_TYPE_RECORD`: a nested keyed record.
     case record = 9
+    /// `RST_TYPE_OBJECT_ARRAY`: references to other objects (v1.1).
+    case objectArray = 10
     /// `RST_TYPE_UNKNOWN`: written by a newer format version.
     case unknown = 15
 
@@ -646,6 +651,7 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
         case .intArray: self = .intArray
         case .stringArray: self = .stringArray
         case .record: self = .record
+        case .objectArray: self = .objectArray
         case nil: self = .unknown
         }
     }

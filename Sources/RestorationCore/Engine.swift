@@ -69,11 +69,18 @@ final class ClassFactory {
 public protocol ClassProvider: AnyObject {
     /// The factory for `className`, loading plugins on first need; nil when none provides it.
     func factory(forClass className: String) -> Factory?
+    /// v1.1 §7: why no plugin provides `className` when a plugin that
+    /// declares it was rejected (a sentence), else nil.
+    func rejection(forClass className: String) -> String?
     /// Plugins loaded and rejected so far.
     var loadedCount: Int { get }
     var rejectedCount: Int { get }
     /// Engine destroy: run the plugins' fini.
     func shutdown()
+}
+
+extension ClassProvider {
+    public func rejection(forClass className: String) -> String? { nil }
 }
 
 /// What the last restore did (`rst_restore_report`).
@@ -139,6 +146,8 @@ final class RestoreRun {
     private var names: [String?] = []
     /// Records whose decode callback reported failure.
     var failed = Set<Int>()
+    /// v1.1 §7: why records were not produced (Skips.swift).
+    var notes: [Int: SkipNote] = [:]
 
     init(reader: ArchiveReader, coder: Coder) {
         self.reader = reader
@@ -264,6 +273,13 @@ public final class Engine {
         return id
     }
     private var lastReport: RestoreReport?
+    /// v1.1 §7: the skipped records of the last restore (`lastRestoreSkips`).
+    var lastSkips = SkipLedger.empty
+    /// v1.1 §4: class versions (Migrations.swift) and migration steps by class and from-version.
+    var classVersions: [String: UInt32] = [:]
+    var migrations: [String: [UInt32: Migration]] = [:]
+    /// Per class number, during a save that stores versions.
+    private var saveVersions: [UInt32] = []
     private var destroyed = false
 
     enum Operation { case saving, restoring }
@@ -555,6 +571,9 @@ public final class Engine {
     }
 
     /// The factory of a class: the host's, else the class provider's (plugins).
+    /// Whether the host registered class `name` (no plugin is asked).
+    func hasHostClass(_ name: String) -> Bool { hostClasses[name] != nil }
+
     fileprivate func factory(forClass name: String) -> ClassFactory? {
         if let f = hostClasses[name] { return f }
         if let pf = classProvider?.factory(forClass: name) { return ClassFactory(.closure(pf), what: "the factory of class '\(name)'") }
@@ -620,6 +639,10 @@ public final class Engine {
         }
         let coder = theCoder
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
+        // v1.1 §4: records store their class version once any class has one.
+        saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
+        coder.writer.recordVersions = !classVersions.isEmpty
+        defer { saveVersions = [] }
         coder.encodeFailure = nil
         coder.saveGeneration = gen
         coder.keys.clear()
@@ -666,7 +689,12 @@ public final class Engine {
         }
         let container = n.container.unsafelyUnwrapped
         let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
-        coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+        if _slowPath(!saveVersions.isEmpty) {
+            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
+                                     version: n.classID >= 0 ? saveVersions[n.classID] : 0)
+        } else {
+            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+        }
         if n.handles(.encode) {
             coder.beginEncoding(n)
             n.call(.encode, coder)
@@ -796,12 +824,18 @@ public final class Engine {
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
-        let run = RestoreRun(reader: reader, coder: theCoder)
+        // v1.1 §4: plugins load and migrations run after validation, before any factory.
+        let (migrated, preSkips) = try migrate(reader)
+        let run = RestoreRun(reader: migrated, coder: theCoder)
         defer { run.end() }
-        // v1.1: migrate(run) — after validation, before any factory.
+        for (r, note) in preSkips {
+            run.session.state[r] = .skipped
+            run.notes[r] = note
+        }
         materialize(run)
         let order = decode(run)
         lastReport = report(run, decoded: order.count)
+        lastSkips = run.explain()
         finish(run, order)
     }
 
@@ -813,6 +847,7 @@ public final class Engine {
         let reader = run.reader, session = run.session
         let rootRef = Unmanaged.passUnretained(root)
         for r in 0..<reader.recordCount {
+            if _slowPath(session.state[r] == .skipped) { continue }   // migrate (or quarantine) skipped it
             let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
                 guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
@@ -840,6 +875,7 @@ public final class Engine {
             if let made {
                 session.materialize(r, Unmanaged.passUnretained(made))
             } else {
+                if run.notes[r] == nil { noteUnproduced(r, run) }
                 skip(r, run)
             }
         }
@@ -879,9 +915,13 @@ public final class Engine {
         if let f = coder.takeCallbackFailure() {
             log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
         }
-        guard let made else { return nil }   // v1.1 explain: DECLINED
+        guard let made else {
+            run.note(r, .declined, "\(factory.what) returned NULL (declined)")
+            return nil
+        }
         if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
         let path = run.reader.path(ofRecord: r)
+        run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
         return nil   // v1.1 explain: FACTORY_ERROR
     }
@@ -907,6 +947,7 @@ public final class Engine {
     /// decoded, is not counted as restored and gets no `finished`.
     private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
         run.failed.insert(r)
+        run.note(r, .decodeFailed, "its decode callback failed (\(f.status.cName)): \(f.message)")
         log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
     }
 

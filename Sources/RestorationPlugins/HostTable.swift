@@ -63,6 +63,16 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.list_plugins = { CFace.list_plugins($0, $1, $2) }
     t.engine_options_init = { CFace.engine_options_init($0, $1) }
     t.coder_fail = { CFace.coder_fail($0, $1, $2) }
+    // v1.1 §4–9 (issue 11), appended:
+    t.last_restore_skips = { CFace.last_restore_skips($0, $1, $2) }
+    t.skip_reason_name = { CFace.skip_reason_name($0) }
+    t.encode_object_array = { CFace.encode_object_array($0, $1, $2, $3) }
+    t.decode_object_array = { CFace.decode_object_array($0, $1, $2, $3, $4) }
+    t.set_class_version = { CFace.set_class_version($0, $1, $2) }
+    t.register_migration = { CFace.register_migration($0, $1, $2, $3, $4) }
+    t.coder_class_version = { CFace.coder_class_version($0) }
+    t.coder_remove = { CFace.coder_remove($0, $1) }
+    t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

@@ -1,0 +1,189 @@
+import Foundation
+import XCTest
+@testable import Restoration
+
+/// ABI v1.1 §4–9 in the Swift API (issue 11).
+final class EvolutionSkipsTests: XCTestCase {
+    /// A `decodeRestorableState` that throws is reported as such: listed in
+    /// the skips with `.decodeFailed` and the error's text, not counted as
+    /// restored, no `applicationFinishedRestoringState`.
+    func testThrowingDecodeIsAnExplainedSkip() throws {
+        struct Broken: Error, CustomStringConvertible { var description: String { "the model is gone" } }
+        let a = try RestorationEngine()
+        let root = Probe("Root")
+        root.onEncode = { try $0.encode(1, forKey: "v") }
+        let child = Probe("Child", parent: root, className: "Gone")
+        let grandchild = Probe("GC", parent: child)
+        let other = Probe("Other", className: "Thing")
+        for p in [root, child, grandchild, other] { try a.register(p) }
+        let data = try a.saveToData()
+
+        let b = try RestorationEngine()
+        b.log = { _, _ in }
+        let root2 = Probe("Root")
+        root2.onDecode = { _ in throw Broken() }
+        try b.register(root2)
+        try b.registerRestorationClass(named: "Thing") { _, _ in nil }
+        try b.restore(from: data)
+        let report = try XCTUnwrap(b.lastRestoreReport)
+        XCTAssertEqual(report.archived, 4)
+        XCTAssertEqual(report.restored, 0)
+        XCTAssertEqual(report.skipped, 4)
+        XCTAssertEqual(root2.finishedCount, 0)
+        let skips = b.lastRestoreSkips
+        XCTAssertEqual(skips.count, report.skipped)
+        XCTAssertEqual(skips.map(\.path), ["Root", "Root/Child", "Root/Child/GC", "Other"])
+        XCTAssertEqual(skips.map(\.reason), [.decodeFailed, .noFactory, .parentSkipped, .declined])
+        XCTAssertEqual(skips.map(\.className), ["", "Gone", "", "Thing"])
+        XCTAssertTrue(skips[0].detail.contains("the model is gone"), skips[0].detail)
+        XCTAssertTrue(skips[1].detail.contains("class 'Gone'"), skips[1].detail)
+        XCTAssertTrue(skips[2].detail.contains("'Root/Child' was skipped"), skips[2].detail)
+        XCTAssertEqual(RestorationEngine.SkipReason.declined.name, "RST_SKIP_DECLINED")
+        XCTAssertEqual(RestorationEngine.SkipReason.allCases.count, 11)
+
+        // A clean restore: no skips.
+        let c = try RestorationEngine()
+        XCTAssertEqual(c.lastRestoreSkips, [])
+        c.setFallbackFactory { path, _ in Probe(path.last!) }
+        try c.restore(from: data)
+        XCTAssertEqual(c.lastRestoreSkips, [])
+        XCTAssertEqual(c.lastRestoreReport?.skipped, 0)
+    }
+}
+
+final class EvolutionReferenceArrayTests: XCTestCase {
+    /// A navigation stack of references: a cycle (the stack's screens refer
+    /// back to it), decode order, a skipped element as nil, types, paths.
+    func testReferenceArraysInCyclesWithSkippedElements() throws {
+        let a = try RestorationEngine()
+        let nav = Probe("Nav")
+        let s1 = Probe("S1", className: "Screen")
+        let s2 = Probe("S2", className: "Gone")
+        let s3 = Probe("S3", className: "Screen")
+        nav.onEncode = { try $0.encodeReferences([s3, s2, s1], forKey: "stack") }
+        s1.onEncode = { try $0.encodeReferences([nav], forKey: "owner") }
+        s3.onEncode = { try $0.encodeReferences(toPaths: ["Nav", "S1"], forKey: "back") }
+        for p in [nav, s1, s2, s3] { try a.register(p) }
+        let data = try a.saveToData()
+
+        let b = try RestorationEngine()
+        b.log = { _, _ in }
+        var order: [String] = []
+        var stack: [StateRestoring?]?
+        var paths: [String?]?
+        let nav2 = Probe("Nav")
+        nav2.onDecode = { c in
+            order.append("Nav")
+            stack = try c.decodeReferences(forKey: "stack")
+            paths = try c.decodeReferencePaths(forKey: "stack")
+            XCTAssertNil(try c.decodeReferences(forKey: "absent"))
+            XCTAssertThrowsError(try c.decodeReferences(Int.self, forKey: "stack"))
+        }
+        try b.register(nav2)
+        try b.registerRestorationClass(named: "Screen") { ids, _ in
+            let p = Probe(ids.last!)
+            p.onDecode = { c in
+                order.append(ids.last!)
+                if ids.last == "S3" {
+                    let back = try c.decodeReferences(Probe.self, forKey: "back")
+                    XCTAssertEqual(back?.count, 2)
+                    XCTAssertTrue(back?[0] === nav2)
+                }
+            }
+            return p
+        }
+        try b.restore(from: data)
+        // Nav -> S1 -> Nav is a cycle (archive order); S3 depends on Nav and S1.
+        XCTAssertEqual(order, ["Nav", "S1", "S3"])
+        XCTAssertEqual(paths ?? [], ["S3", nil, "S1"])
+        XCTAssertEqual(stack?.count, 3)
+        XCTAssertTrue(stack?[0] === b.object(atPath: "S3"))
+        XCTAssertNil(stack?[1] ?? nil, "S2 was skipped")
+        XCTAssertEqual(b.lastRestoreSkips.map(\.path), ["S2"])
+
+        // Encoding an unregistered object throws and fails the save.
+        let c = try RestorationEngine()
+        let lone = Probe("Lone")
+        lone.onEncode = { try $0.encodeReferences([Probe("Stranger")], forKey: "k") }
+        try c.register(lone)
+        XCTAssertThrowsError(try c.saveToData()) { e in
+            guard case RestorationError.invalid(let m)? = e as? RestorationError else { return XCTFail("\(e)") }
+            XCTAssertTrue(m.contains("element 0"), m)
+        }
+    }
+}
+
+final class EvolutionMigrationTests: XCTestCase {
+    /// Three Swift migrations over a nested record; the factory and decode see
+    /// the result; a throwing migration skips the record with its children.
+    func testMigrationChainInSwift() throws {
+        let a = try RestorationEngine()
+        let doc = Probe("Doc", className: "Doc")
+        doc.onEncode = { c in
+            try c.encode("Q3", forKey: "title")
+            try c.encodeRecord(forKey: "frame") { r in
+                try r.encode(2.0, forKey: "w")
+                try r.encode(3.0, forKey: "h")
+            }
+        }
+        let child = Probe("Child", parent: doc)
+        try a.register(doc)
+        try a.register(child)
+        let v0 = try a.saveToData()
+
+        func engine(failing: Bool) throws -> (RestorationEngine, Probe) {
+            let b = try RestorationEngine()
+            b.log = { _, _ in }
+            try b.setClassVersion(3, forClass: "Doc")
+            try b.registerMigration(forClass: "Doc", from: 0) { c, from in
+                XCTAssertEqual(from, 0)
+                XCTAssertEqual(c.classVersion, 0)
+                try c.renameKey("title", to: "name")
+            }
+            try b.registerMigration(forClass: "Doc", from: 1) { c, _ in
+                if failing { throw RestorationError.invalid("no frame conversion") }
+                _ = try c.decodeRecord(forKey: "frame") { r in
+                    let w = try r.decode(Double.self, forKey: "w") ?? 0
+                    let h = try r.decode(Double.self, forKey: "h") ?? 0
+                    try r.encode(w * h, forKey: "area")
+                    try r.removeValue(forKey: "w")
+                    try r.removeValue(forKey: "h")
+                }
+            }
+            try b.registerMigration(forClass: "Doc", from: 2) { c, _ in
+                XCTAssertEqual(c.allKeys, ["name", "frame"])
+                try c.encodeRecord(forKey: "meta") { try $0.encode(true, forKey: "migrated") }
+                XCTAssertThrowsError(try c.removeValue(forKey: "nope"))
+            }
+            XCTAssertThrowsError(try b.registerMigration(forClass: "Doc", from: 0) { _, _ in })
+            let made = Probe("Doc")
+            try b.registerRestorationClass(named: "Doc") { _, coder in
+                XCTAssertEqual(coder.classVersion, 3)
+                return made
+            }
+            b.setFallbackFactory { ids, _ in Probe(ids.last!, parent: made) }
+            return (b, made)
+        }
+
+        let (b, made) = try engine(failing: false)
+        var seen: [String] = []
+        made.onDecode = { c in
+            XCTAssertEqual(c.classVersion, 3)
+            seen = c.allKeys
+            XCTAssertEqual(try c.decode(String.self, forKey: "name"), "Q3")
+            XCTAssertNil(try c.decode(String.self, forKey: "title"))
+            let area = try c.decodeRecord(forKey: "frame") { try $0.decode(Double.self, forKey: "area") }
+            XCTAssertEqual(area ?? nil, 6.0)
+            let migrated = try c.decodeRecord(forKey: "meta") { try $0.decode(Bool.self, forKey: "migrated") }
+            XCTAssertEqual(migrated ?? nil, true)
+        }
+        try b.restore(from: v0)
+        XCTAssertEqual(seen, ["name", "frame", "meta"])
+        XCTAssertEqual(b.lastRestoreReport?.skipped, 0)
+
+        let (c, _) = try engine(failing: true)
+        try c.restore(from: v0)
+        XCTAssertEqual(c.lastRestoreSkips.map(\.reason), [.migrationFailed, .parentSkipped])
+        XCTAssertTrue(c.lastRestoreSkips[0].detail.contains("no frame conversion"), c.lastRestoreSkips[0].detail)
+    }
+}
