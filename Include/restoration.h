@@ -783,6 +783,40 @@ RST_API rst_status rst_coder_remove(rst_coder *c, const char *key);
 RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const char *to_key);
 /**@}*/
 
+/* ------------------------------------------------------------------------ */
+/** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
+ * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
+ *
+ * In 1.0, a process that dies during a restore makes the next restore of
+ * that archive set it aside. With quarantine, the crash-loop marker also
+ * names the record whose factory, migration, `decode` or `finished` was
+ * running (rewritten in place through a shared mapping: a memory store per
+ * callback, no system call, kept by the page cache when the process is
+ * killed). The next restore that finds such a marker of a dead process
+ * writes `<archive>.quarantine` naming that record, removes the marker,
+ * and restores everything else: the record and its descendants are skipped
+ * (RST_SKIP_QUARANTINED, with RST_SKIP_PARENT_SKIPPED below it), the
+ * restore returns RST_OK and the archive stays in place. A second death
+ * while a quarantine is in effect, or a death outside any object callback
+ * (should_restore, did_finish_restoring, the engine itself), sets the
+ * archive aside as in 1.0 (and removes the quarantine). The quarantine lasts
+ * until the next successful rst_save() (the archive then holds the new
+ * state; a quarantined record is not carried) or rst_discard(); it is
+ * ignored, and removed, once the archive bytes change. The engine that
+ * restores next decides: one without quarantine sets the archive aside
+ * whatever the marker names.
+ *
+ * An engine quarantines when created with an options struct of version 2
+ * or later, unless RST_ENGINE_NO_QUARANTINE is set; with a version-1
+ * struct (a 1.0 binary) it keeps 1.0's behaviour unless RST_ENGINE_QUARANTINE
+ * opts in. Needs the crash-loop guard (not with RST_ENGINE_NO_CRASH_GUARD).
+ * `restorectl quarantine ARCHIVE` shows a quarantine, `--clear` ends it. */
+/**@{*/
+#define RST_ENGINE_NO_QUARANTINE  (1u << 1) /**< keep 1.0's crash-loop behaviour (options v2) */
+#define RST_ENGINE_QUARANTINE     (1u << 2) /**< this library's addition: quarantine with a
+                                                 version-1 options struct */
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

@@ -153,6 +153,16 @@ public final class RestorationEngine: @unchecked Sendable {
         /// False: ``RestorationEngine/restore()`` neither checks nor writes
         /// the crash-loop marker (`RST_ENGINE_NO_CRASH_GUARD`).
         public var crashGuard: Bool
+        /// v1.1: when a restore dies inside one object's callback (its
+        /// factory, a migration, `decodeRestorableState` or
+        /// `applicationFinishedRestoringState`), the next restore skips that
+        /// object and its descendants (``RestorationEngine/SkipReason/quarantined``)
+        /// and restores the rest, instead of setting the whole archive
+        /// aside; a second death, or one outside object callbacks, still sets
+        /// it aside. The next successful save ends the quarantine. False by
+        /// default (1.0's behaviour). C: options version 2, or
+        /// `RST_ENGINE_QUARANTINE`.
+        public var crashQuarantine: Bool = false
         /// Asked at every save; false rejects it
         /// (``RestorationError/rejected(_:)``) and the old archive stays.
         /// Nil: yes.
@@ -257,9 +267,10 @@ public final class RestorationEngine: @unchecked Sendable {
         if options.idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
             throw RestorationError.limit("RestorationEngine: the idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
-        let config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
+        var config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard)
+        config.quarantine = options.crashQuarantine
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
             // As rst_engine_create does: plugins reach this engine only

@@ -100,13 +100,14 @@ extension CFace {
         if let idiom, idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
             return fail(.limit, "rst_engine_create: opts->idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
-        let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD)
+        let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD) | evolutionEngineFlags
         if o.flags & ~known != 0 {
             return fail(.invalid, "rst_engine_create: opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
         }
-        let config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
+        var config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
                                           appVersion: app ?? "", idiom: idiom ?? "",
                                           crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0)
+        config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // v1.1 §6 (EvolutionABI.swift)
         let e = Engine(configuration: config)
         let h = handle(e)
         let ctx = o.ctx

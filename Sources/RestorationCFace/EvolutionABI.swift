@@ -162,3 +162,17 @@ extension CFace {
         }
     }
 }
+
+// MARK: §6 per-object crash quarantine
+
+/// The engine flags of issue 11 (RST_ENGINE_NO_QUARANTINE, RST_ENGINE_QUARANTINE).
+let evolutionEngineFlags: UInt32 = UInt32(RST_ENGINE_NO_QUARANTINE) | UInt32(RST_ENGINE_QUARANTINE)
+
+/// Whether an engine created with these options quarantines: an options
+/// struct of version 2 or later unless RST_ENGINE_NO_QUARANTINE; version 1
+/// (a 1.0 binary) keeps 1.0's behaviour unless it opts in with
+/// RST_ENGINE_QUARANTINE. NO_QUARANTINE wins over QUARANTINE.
+func quarantineEnabled(version: UInt32, flags: UInt32) -> Bool {
+    if flags & UInt32(RST_ENGINE_NO_QUARANTINE) != 0 { return false }
+    return version >= 2 || flags & UInt32(RST_ENGINE_QUARANTINE) != 0
+}

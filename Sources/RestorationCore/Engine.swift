@@ -224,13 +224,18 @@ public final class Engine {
         public var idiom: String
         /// false: restore neither checks nor writes the crash-loop marker.
         public var crashGuard: Bool
+        /// v1.1 §6: a death inside one object's callback quarantines that
+        /// record instead of setting the archive aside (Quarantine.swift).
+        public var quarantine: Bool
 
-        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true) {
+        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
+                    quarantine: Bool = false) {
             self.archivePath = archivePath
             self.pluginDirectory = pluginDirectory
             self.appVersion = appVersion
             self.idiom = idiom
             self.crashGuard = crashGuard
+            self.quarantine = quarantine
         }
     }
 
@@ -278,6 +283,8 @@ public final class Engine {
     /// v1.1 §4: class versions (Migrations.swift) and migration steps by class and from-version.
     var classVersions: [String: UInt32] = [:]
     var migrations: [String: [UInt32: Migration]] = [:]
+    /// v1.1 §6: names the running object callback's record in the marker.
+    var markerWatch: MarkerWatch?
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
     private var destroyed = false
@@ -737,6 +744,7 @@ public final class Engine {
             Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path) }
         }.get()
         if let w = CrashGuard.clear(path) { log(.warning, w) }
+        if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
     }
 
     // MARK: restore
@@ -755,16 +763,36 @@ public final class Engine {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
+            case .crashed(let marker) where configuration.quarantine && marker.record != nil && marker.attempt == 1:
+                // v1.1 §6: a death inside one object's callback quarantines that record.
+                let r = marker.record!
+                let count = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: "").recordCount) ?? 0 }
+                if r < count {
+                    let recordPath = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: ""))?.path(ofRecord: r) ?? "" }
+                    let identity = bytes.withUnsafeBytes { CrashGuard.identity(of: $0) }
+                    try Quarantine.write(path, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
+                    if let w = CrashGuard.clear(path) { log(.warning, w) }
+                    log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring '\(path)'; that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
+                } else {
+                    let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
+                    if let w = CrashGuard.clear(path) { log(.warning, w) }
+                    throw RestorationFailure(.rejected, "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)'")
+                }
             case .crashed(let marker):
                 let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
                 if let w = CrashGuard.clear(path) { log(.warning, w) }
+                Quarantine.clear(path)
                 let msg = "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)' and will not be restored again"
                 log(.error, msg)
                 throw RestorationFailure(.rejected, msg)
             }
         }
         let reader = try validate(bytes, source: "archive '\(path)'")
-        try runRestore(reader, markerFor: configuration.crashGuard ? path : nil)
+        var quarantined: Quarantine.Entry? = nil
+        if configuration.crashGuard && configuration.quarantine {
+            quarantined = quarantinedRecord(path, bytes: reader.archiveBytes, recordCount: reader.recordCount)
+        }
+        try runRestore(reader, markerFor: configuration.crashGuard ? path : nil, quarantined: quarantined)
     }
 
     /// Restores from archive bytes (no crash-loop guard).
@@ -808,29 +836,40 @@ public final class Engine {
     /// carry decide skips inside materialize; explain collects the skips
     /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
     /// and every object called by `ObjectNode.call`, whatever their kind.
-    private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?) throws(RestorationFailure) {
+    private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         try beginOperation(.restoring)
         defer { operation = nil }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
         if let markerPath {
-            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes) } catch {
+            // v1.1 §6: with quarantine, a version-2 marker names each object callback's record;
+            // attempt 2 (a quarantine in effect) makes any death set the archive aside.
+            let attempt: Int? = configuration.quarantine ? (quarantined == nil ? 1 : 2) : nil
+            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
         }
-        defer { if let guarded, let w = CrashGuard.end(guarded) { log(.warning, w) } }
+        markerWatch = guarded?.watch
+        defer {
+            markerWatch = nil
+            if let guarded, let w = CrashGuard.end(guarded) { log(.warning, w) }
+        }
 
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
         // v1.1 §4: plugins load and migrations run after validation, before any factory.
-        let (migrated, preSkips) = try migrate(reader)
+        let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
         let run = RestoreRun(reader: migrated, coder: theCoder)
         defer { run.end() }
         for (r, note) in preSkips {
             run.session.state[r] = .skipped
             run.notes[r] = note
+        }
+        if let q = quarantined {
+            run.session.state[q.record] = .skipped
+            run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
         }
         materialize(run)
         let order = decode(run)
@@ -899,6 +938,8 @@ public final class Engine {
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
         let made: UnsafeRawPointer?
+        watchEnter(r)
+        defer { watchLeave() }
         switch factory.kind {
         case .function(let fn, let context):
             made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
@@ -935,7 +976,9 @@ public final class Engine {
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
+                watchEnter(Int(r32))
                 n.call(.decode, coder)
+                watchLeave()
                 coder.endDecoding()
                 if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
@@ -967,7 +1010,9 @@ public final class Engine {
         for r32 in order {
             guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
             if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
+            watchEnter(Int(r32))
             u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
+            watchLeave()
         }
         didFinishRestoring?()
     }

@@ -263,7 +263,7 @@ extension Engine {
     /// their `init` registers apply), runs every needed migration chain and,
     /// when a record changed, returns the rebuilt, revalidated archive.
     /// Returns the records to skip, with their reasons.
-    func migrate(_ reader: ArchiveReader) throws(RestorationFailure) -> (ArchiveReader, [Int: SkipNote]) {
+    func migrate(_ reader: ArchiveReader, quarantined: Int? = nil) throws(RestorationFailure) -> (ArchiveReader, [Int: SkipNote]) {
         let n = reader.recordCount
         // Class names of the archive, once each.
         var nameOf: [UInt32: String] = [:]
@@ -288,6 +288,7 @@ extension Engine {
         var todo: [(record: Int, from: UInt32, to: UInt32, steps: [Migration])] = []
         for r in 0..<n {
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
+            if r == quarantined { dead[r] = true; continue }   // §6: its note comes from the restore
             guard let ci = reader.className(ofRecord: r) else { continue }
             let cls = name(ci)
             guard let current = classVersions[cls] else { continue }
@@ -326,7 +327,9 @@ extension Engine {
                 let from = job.from + UInt32(k)
                 let editor = MigrationEditor(entries: entries, fromVersion: from)
                 coder.beginMigrating(record: r, editor: editor)
+                watchEnter(r)
                 let f = step(coder, from)
+                watchLeave()
                 let reported = coder.takeCallbackFailure()
                 coder.endMigrating()
                 if let f = reported ?? f {

@@ -20,3 +20,14 @@ final class EvolutionMigrationCTests: XCTestCase {
         try runC("migrate", [])
     }
 }
+
+final class EvolutionQuarantineCTests: XCTestCase {
+    /// §6: a child killed by SIGKILL inside one object's decode, then the
+    /// partial restore (QUARANTINED, PARENT_SKIPPED, RST_OK, the archive in
+    /// place); a second death, a death outside object callbacks and a 1.0
+    /// engine set the archive aside; a save ends the quarantine.
+    func testPerObjectCrashQuarantine() throws {
+        let dir = CTestDir("quarantine")
+        try runC("quarantine", [dir.path])
+    }
+}

@@ -70,3 +70,27 @@ final class RestorectlEvolutionTests: XCTestCase {
         try expect(3, ["why", a, "Nav/Nope"])
     }
 }
+
+final class RestorectlQuarantineTests: XCTestCase {
+    func testShowAndClearAQuarantine() throws {
+        let dir = TempDir("evo-q")
+        let a = dir.file("state.rst")
+        let bytes = try RestorectlEvolutionTests.archive()
+        Archives.write(bytes, to: a)
+        try expect(3, ["quarantine", a])
+        let n = bytes.count
+        let crc = String(format: "%02x%02x%02x%02x", bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1])
+        let q = "restoration-quarantine 1\narchive=\(n):\(crc)\nrecord=1\npath=Nav/List\npid=4242\nend\n"
+        Archives.write(Array(q.utf8), to: a + ".quarantine")
+        let r = try expect(0, ["quarantine", a])
+        XCTAssertTrue(r.stdout.contains("record   1 Nav/List"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("process 4242 died"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("applies  yes"), r.stdout)
+        let d = try expect(0, ["discard", "--dry-run", a])
+        XCTAssertTrue(d.stdout.contains("state.rst.quarantine"), d.stdout)
+        let c = try expect(0, ["quarantine", "--clear", a])
+        XCTAssertTrue(c.stdout.contains("cleared"), c.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: a + ".quarantine"))
+        try expect(3, ["quarantine", a])
+    }
+}
