@@ -784,6 +784,54 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
+/** @name v1.1 §9: restoration that finishes later (ABI v1.1, issue 11)
+ * UIKit's extendStateRestoration / completeStateRestoration, for state that
+ * loads asynchronously. */
+/**@{*/
+
+/** An extension of a restore. Owned by the engine: valid until the engine
+ *  is destroyed (completing or expiring does not free it), never freed by
+ *  the caller. */
+typedef struct rst_restore_token rst_restore_token;
+
+/** Extends the restore in progress. Call it from a `decode` or `finished`
+ *  callback of that restore. While a token is open, did_finish_restoring is
+ *  not called and the crash-loop marker stays (naming the record whose
+ *  callback extended: a death before the last token completes counts as a
+ *  death during the restore, and an engine with quarantine quarantines that
+ *  record). rst_restore() returns as usual; the objects' `finished` run as
+ *  usual.
+ *
+ *  Deadlines: a token not completed `deadline_ms` milliseconds after this
+ *  call (monotonic clock) expires: its object is listed by
+ *  rst_last_restore_skips() as RST_SKIP_EXPIRED (it keeps what it decoded;
+ *  the report counts it as skipped, not restored), and when no token is
+ *  left open, did_finish_restoring runs on the thread that noticed. In this
+ *  build, expiry is noticed when the engine is next called
+ *  (rst_complete_restoration, rst_save, rst_save_to_buffer, rst_restore,
+ *  rst_restore_from_buffer, rst_discard, rst_last_restore_report,
+ *  rst_last_restore_skips); once the autosave dispatch of ABI v1.1 §2
+ *  (rst_dispatch, the autosave thread) is present, also on time there.
+ *  `deadline_ms` 0: no deadline. A new restore expires the previous one's
+ *  open tokens first (calling its did_finish_restoring); rst_engine_destroy
+ *  expires them without calling it.
+ *  @param[out] out the token, owned by the engine.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or out); RST_ERR_STATE
+ *          anywhere but a decode or finished callback of a restore in
+ *          progress (a factory, a migration, an encode, another thread). */
+RST_API rst_status rst_extend_restoration(rst_engine *e, uint32_t deadline_ms,
+                                          rst_restore_token **out);
+
+/** Completes a token. The last open token's completion runs
+ *  did_finish_restoring on the calling thread (any thread; the engine's lock
+ *  is taken) and removes the crash-loop marker.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or token, a token of
+ *          another engine); RST_ERR_STATE for a token already completed or
+ *          expired (nothing is freed twice). */
+RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
 /** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
  * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
  *

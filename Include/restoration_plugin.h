@@ -173,6 +173,8 @@ typedef struct rst_host_api {
     uint32_t    (*coder_class_version)(rst_coder *c);
     rst_status  (*coder_remove)(rst_coder *c, const char *key);
     rst_status  (*coder_rename)(rst_coder *c, const char *from_key, const char *to_key);
+    rst_status  (*extend_restoration)(rst_engine *e, uint32_t deadline_ms, rst_restore_token **out);
+    rst_status  (*complete_restoration)(rst_engine *e, rst_restore_token *t);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
@@ -304,6 +306,8 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
 #define rst_coder_class_version     rst_plugin_api__->coder_class_version
 #define rst_coder_remove            rst_plugin_api__->coder_remove
 #define rst_coder_rename            rst_plugin_api__->coder_rename
+#define rst_extend_restoration      rst_plugin_api__->extend_restoration
+#define rst_complete_restoration    rst_plugin_api__->complete_restoration
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

@@ -237,3 +237,51 @@ extension RestorationCoder {
         }
     }
 }
+
+// MARK: §9 restoration that finishes later
+
+/// An extension of a restore in progress (UIKit's
+/// `extendStateRestoration`): until it completes (or its deadline passes),
+/// ``RestorationEngine/Options/didFinishRestoring`` waits.
+///
+/// The corresponding C type is `rst_restore_token`.
+public final class RestorationToken: @unchecked Sendable {
+    let engine: Engine
+    let token: RestoreToken
+
+    init(engine: Engine, token: RestoreToken) {
+        self.engine = engine
+        self.token = token
+    }
+
+    /// Completes the extension, from any thread; the last one runs
+    /// `didFinishRestoring` on the calling thread.
+    ///
+    /// - Throws: ``RestorationError/state(_:)`` when it was completed
+    ///   before or its deadline passed (its object is then listed in
+    ///   ``RestorationEngine/lastRestoreSkips`` as ``RestorationEngine/SkipReason/expired``).
+    ///
+    /// The corresponding C function is `rst_complete_restoration`.
+    public func complete() throws(RestorationError) {
+        try RestorationError.wrap { () throws(RestorationFailure) in try engine.completeRestoration(handle: token.handle) }
+    }
+}
+
+extension RestorationEngine {
+    /// Extends the restore in progress; call it from
+    /// ``StateRestoring/decodeRestorableState(with:)`` or
+    /// ``StateRestoring/applicationFinishedRestoringState()`` for state that
+    /// loads asynchronously, and call ``RestorationToken/complete()`` when it
+    /// has. A token not completed within `deadlineMilliseconds` (0: no
+    /// deadline) expires. Until the autosave dispatch of issue 10 is present,
+    /// expiry is noticed at the engine's next call (save, restore, report,
+    /// skips, complete).
+    ///
+    /// - Throws: ``RestorationError/state(_:)`` anywhere else.
+    ///
+    /// The corresponding C function is `rst_extend_restoration`.
+    public func extendRestoration(deadlineMilliseconds: UInt32) throws(RestorationError) -> RestorationToken {
+        let t = try RestorationError.wrap { () throws(RestorationFailure) in try core.extendRestoration(deadlineMs: deadlineMilliseconds) }
+        return RestorationToken(engine: core, token: t)
+    }
+}

@@ -322,3 +322,15 @@ public func rst_coder_remove(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) 
 public func rst_coder_rename(_ c: OpaquePointer!, _ from_key: UnsafePointer<CChar>!, _ to_key: UnsafePointer<CChar>!) -> rst_status {
     CFace.coder_rename(c, from_key, to_key)
 }
+
+// MARK: v1.1 §9 (issue 11): restoration that finishes later
+
+@c @implementation
+public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.extend_restoration(e, deadline_ms, out)
+}
+
+@c @implementation
+public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
+    CFace.complete_restoration(e, t)
+}

@@ -176,3 +176,25 @@ func quarantineEnabled(version: UInt32, flags: UInt32) -> Bool {
     if flags & UInt32(RST_ENGINE_NO_QUARANTINE) != 0 { return false }
     return version >= 2 || flags & UInt32(RST_ENGINE_QUARANTINE) != 0
 }
+
+// MARK: §9 restoration that finishes later
+
+extension CFace {
+    public static func extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_extend_restoration: engine is NULL") }
+        guard let out else { return fail(.invalid, "rst_extend_restoration: out is NULL") }
+        do throws(RestorationFailure) {
+            out.pointee = OpaquePointer(try engine(e).extendRestoration(deadlineMs: deadline_ms).handle)
+            return RST_OK
+        } catch { return fail(error, in: "rst_extend_restoration") }
+    }
+
+    public static func complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_complete_restoration: engine is NULL") }
+        guard let t else { return fail(.invalid, "rst_complete_restoration: token is NULL") }
+        do throws(RestorationFailure) {
+            try engine(e).completeRestoration(handle: UnsafeRawPointer(t))
+            return RST_OK
+        } catch { return fail(error, in: "rst_complete_restoration") }
+    }
+}

@@ -277,7 +277,7 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
-    private var lastReport: RestoreReport?
+    var lastReport: RestoreReport?
     /// v1.1 §7: the skipped records of the last restore (`lastRestoreSkips`).
     var lastSkips = SkipLedger.empty
     /// v1.1 §4: class versions (Migrations.swift) and migration steps by class and from-version.
@@ -285,6 +285,13 @@ public final class Engine {
     var migrations: [String: [UInt32: Migration]] = [:]
     /// v1.1 §6: names the running object callback's record in the marker.
     var markerWatch: MarkerWatch?
+    /// v1.1 §9 (Deferred.swift): every token (freed with the engine), how
+    /// many are open, what waits for them, and the record whose decode or
+    /// finished runs (-1: none).
+    var tokens: [RestoreToken] = []
+    var openTokens = 0
+    var pending: PendingFinish?
+    var restoringCallbackRecord = -1
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
     private var destroyed = false
@@ -629,6 +636,7 @@ public final class Engine {
         defer { lock.unlock() }
         try beginOperation(.saving)
         defer { operation = nil }
+        checkDeadlines()   // v1.1 §9
         if let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
@@ -839,6 +847,9 @@ public final class Engine {
     private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         try beginOperation(.restoring)
         defer { operation = nil }
+        // v1.1 §9: tokens of the previous restore end here.
+        checkDeadlines()
+        expireAllTokens("a new restore began before its extended restoration completed")
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
@@ -853,7 +864,13 @@ public final class Engine {
         markerWatch = guarded?.watch
         defer {
             markerWatch = nil
-            if let guarded, let w = CrashGuard.end(guarded) { log(.warning, w) }
+            if openTokens > 0 {
+                // v1.1 §9: the marker stays, naming the record that extended.
+                pending = PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader)
+                renameWatch()
+            } else if let guarded, let w = CrashGuard.end(guarded) {
+                log(.warning, w)
+            }
         }
 
         if let shouldRestore, !shouldRestore(reader.info) {
@@ -977,7 +994,9 @@ public final class Engine {
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 watchEnter(Int(r32))
+                restoringCallbackRecord = Int(r32)
                 n.call(.decode, coder)
+                restoringCallbackRecord = -1
                 watchLeave()
                 coder.endDecoding()
                 if let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
@@ -1011,15 +1030,19 @@ public final class Engine {
             guard let u = run.session.unmanagedNode(Int(r32)) else { continue }
             if !run.failed.isEmpty && run.failed.contains(Int(r32)) { continue }
             watchEnter(Int(r32))
+            restoringCallbackRecord = Int(r32)
             u._withUnsafeGuaranteedRef { $0.call(.finished, run.coder) }
+            restoringCallbackRecord = -1
             watchLeave()
         }
-        didFinishRestoring?()
+        // v1.1 §9: with tokens open, the last completion (or expiry) calls it.
+        if openTokens == 0 { didFinishRestoring?() }
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
     public var lastRestoreReport: RestoreReport? {
         lock.withLock {
+            checkDeadlines()
             guard var r = lastReport else { return nil }
             r.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
             r.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
@@ -1037,6 +1060,7 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive_path")
         }
         if operation != nil { try beginOperation(.saving) }
+        checkDeadlines()
         try FileStore.discard(path)
     }
 
@@ -1050,6 +1074,7 @@ public final class Engine {
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
         if destroyed { return true }
+        expireAllTokens("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         var all: [ObjectNode] = []
         var c = root.firstChild
         var roots: [ObjectNode] = []

@@ -167,6 +167,9 @@ extension Engine {
     /// descendants included; `count` equals `lastRestoreReport.skipped`.
     /// Empty before any restore reached pass 1.
     public var lastRestoreSkips: [SkippedRecord] {
-        lock.withLock { lastSkips.records }
+        lock.withLock {
+            checkDeadlines()
+            return lastSkips.records
+        }
     }
 }

@@ -73,6 +73,8 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_class_version = { CFace.coder_class_version($0) }
     t.coder_remove = { CFace.coder_remove($0, $1) }
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
+    t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
+    t.complete_restoration = { CFace.complete_restoration($0, $1) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

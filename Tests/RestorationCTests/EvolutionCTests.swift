@@ -31,3 +31,13 @@ final class EvolutionQuarantineCTests: XCTestCase {
         try runC("quarantine", [dir.path])
     }
 }
+
+final class EvolutionDeferredCTests: XCTestCase {
+    /// §9: a token completed from another thread (did_finish_restoring runs
+    /// there), an expired token (RST_SKIP_EXPIRED, the report adjusted), the
+    /// marker kept while a token is open, completing twice, misuse.
+    func testRestorationThatFinishesLater() throws {
+        let dir = CTestDir("deferred")
+        try runC("deferred", [dir.path])
+    }
+}

@@ -187,3 +187,48 @@ final class EvolutionMigrationTests: XCTestCase {
         XCTAssertTrue(c.lastRestoreSkips[0].detail.contains("no frame conversion"), c.lastRestoreSkips[0].detail)
     }
 }
+
+final class EvolutionDeferredTests: XCTestCase {
+    func testATokenCompletedFromAnotherThreadAndAnExpiredOne() throws {
+        let a = try RestorationEngine()
+        let saved = [Probe("A"), Probe("B")]
+        for p in saved { try a.register(p) }
+        let data = try a.saveToData()
+
+        let b = try RestorationEngine()
+        b.log = { _, _ in }
+        var finishedOn: Thread?
+        var finishCount = 0
+        b.didFinishRestoring = { finishCount += 1; finishedOn = Thread.current }
+        var tokenA: RestorationToken?
+        var tokenB: RestorationToken?
+        let pa = Probe("A"), pb = Probe("B")
+        pa.onDecode = { _ in tokenA = try b.extendRestoration(deadlineMilliseconds: 0) }
+        pb.onDecode = { _ in tokenB = try b.extendRestoration(deadlineMilliseconds: 30) }
+        try b.register(pa)
+        try b.register(pb)
+        XCTAssertThrowsError(try b.extendRestoration(deadlineMilliseconds: 0)) { e in
+            guard case RestorationError.state? = e as? RestorationError else { return XCTFail("\(e)") }
+        }
+        try b.restore(from: data)
+        XCTAssertEqual(finishCount, 0)
+        let done = expectation(description: "completed on another thread")
+        let t = tokenA
+        let worker = Thread {
+            do { try t?.complete() } catch { XCTFail("\(error)") }
+            done.fulfill()
+        }
+        worker.start()
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(finishCount, 0, "B's token is still open")
+        usleep(80_000)
+        XCTAssertEqual(b.lastRestoreSkips.map(\.reason), [.expired])
+        XCTAssertEqual(b.lastRestoreSkips.first?.path, "B")
+        XCTAssertEqual(finishCount, 1)
+        XCTAssertTrue(finishedOn === Thread.current)
+        XCTAssertEqual(b.lastRestoreReport?.restored, 1)
+        XCTAssertEqual(b.lastRestoreReport?.skipped, 1)
+        XCTAssertThrowsError(try tokenB?.complete())
+        XCTAssertThrowsError(try tokenA?.complete())
+    }
+}
