@@ -285,3 +285,30 @@ extension RestorationEngine {
         return RestorationToken(engine: core, token: t)
     }
 }
+
+// MARK: issue 11, item 7: ownership of restored objects
+
+extension RestorationEngine {
+    /// Hands ownership of a restored object back to the app.
+    ///
+    /// Objects a restoration class or the fallback factory creates are owned
+    /// by the engine (unless ``Options/ownsRestoredObjects`` is false): they
+    /// stay registered — saved, and re-created at every launch — until they
+    /// are unregistered, even after the app stopped using them. When the app
+    /// takes such an object over (puts it in its view hierarchy, say), call
+    /// this: from then on the registration lasts exactly as long as the app
+    /// keeps the object alive, as for objects the app registers itself, and
+    /// the object leaves the archive after the app drops it. To end it at
+    /// once, call ``unregister(_:)``.
+    ///
+    /// - Throws: ``RestorationError/notFound(_:)`` when it is not registered.
+    public func relinquish(_ object: StateRestoring) throws(RestorationError) {
+        try registry.relinquish(object)
+    }
+
+    /// Whether the engine owns (keeps alive) a registered object: true for
+    /// objects a restoration class made, until ``relinquish(_:)``.
+    public func ownsObject(_ object: StateRestoring) -> Bool {
+        registry.isOwned(object)
+    }
+}

@@ -163,6 +163,17 @@ public final class RestorationEngine: @unchecked Sendable {
         /// default (1.0's behaviour). C: options version 2, or
         /// `RST_ENGINE_QUARANTINE`.
         public var crashQuarantine: Bool = false
+        /// Whether objects a restoration class (or the fallback factory)
+        /// creates are owned by the engine: kept alive, saved and restored
+        /// at every launch until the app unregisters them. True (the
+        /// default, 1.0's behaviour) suits objects nothing else holds.
+        /// False ties each such registration to the object's life, as for
+        /// objects the app registers itself: the engine holds it weakly, so
+        /// the factory must hand it to its owner (a parent's children, a
+        /// navigation stack) before returning, and when the app drops it,
+        /// it leaves the archive. See ``RestorationEngine/relinquish(_:)``
+        /// for one object at a time.
+        public var ownsRestoredObjects: Bool = true
         /// Asked at every save; false rejects it
         /// (``RestorationError/rejected(_:)``) and the old archive stays.
         /// Nil: yes.
@@ -271,6 +282,7 @@ public final class RestorationEngine: @unchecked Sendable {
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard)
         config.quarantine = options.crashQuarantine
+        let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
             // As rst_engine_create does: plugins reach this engine only
@@ -278,6 +290,7 @@ public final class RestorationEngine: @unchecked Sendable {
             PluginLoader.attach(to: engine, directory: dir)
         }
         self.registry = Registry(core: engine)
+        self.registry.ownsRestoredObjects = ownsRestoredObjects
         self.options = options
         self.shouldSave = options.shouldSave
         self.shouldRestore = options.shouldRestore

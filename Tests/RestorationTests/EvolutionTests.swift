@@ -232,3 +232,72 @@ final class EvolutionDeferredTests: XCTestCase {
         XCTAssertThrowsError(try tokenA?.complete())
     }
 }
+
+final class EvolutionFrictionTests: XCTestCase {
+    /// Item 7: a restored object the app takes over is handed back with
+    /// relinquish(_:) and leaves the archive once the app drops it; with
+    /// ownsRestoredObjects false that is the rule from the start.
+    func testRestoredObjectsCanBeHandedBackToTheApp() throws {
+        let a = try RestorationEngine()
+        let detail = Probe("Detail", className: "Detail")
+        try a.register(detail)
+        let data = try a.saveToData()
+
+        let b = try RestorationEngine()
+        var gone = false
+        try b.registerRestorationClass(named: "Detail") { ids, _ in
+            let p = Probe(ids.last!)
+            p.deinitHook = { gone = true }
+            return p
+        }
+        try b.restore(from: data)
+        var made = b.object(atPath: "Detail")
+        XCTAssertNotNil(made)
+        XCTAssertTrue(b.ownsObject(made!))
+        try b.relinquish(made!)
+        XCTAssertFalse(b.ownsObject(made!))
+        XCTAssertTrue(b.isRegistered(made!), "still registered while the app holds it")
+        made = nil
+        XCTAssertTrue(gone)
+        let saved = try RestorationEngine.archiveInfo(from: try b.saveToData())
+        XCTAssertEqual(saved.objectCount, 0, "dropped by the app: gone from the archive")
+        XCTAssertThrowsError(try b.relinquish(Probe("Stranger")))
+
+        var options = RestorationEngine.Options()
+        options.ownsRestoredObjects = false
+        let c = try RestorationEngine(options: options)
+        var kept: [Probe] = []
+        try c.registerRestorationClass(named: "Detail") { ids, _ in
+            let p = Probe(ids.last!)
+            kept.append(p)   // the app's own owner
+            return p
+        }
+        try c.restore(from: data)
+        XCTAssertFalse(c.ownsObject(try XCTUnwrap(c.object(atPath: "Detail"))))
+        XCTAssertEqual(try RestorationEngine.archiveInfo(from: try c.saveToData()).objectCount, 1)
+        kept.removeAll()
+        XCTAssertEqual(try RestorationEngine.archiveInfo(from: try c.saveToData()).objectCount, 0)
+    }
+
+    /// Item 7: the Codable coder methods throw RestorationError, as the
+    /// typed ones do; an error of the value's own coding becomes .invalid.
+    func testCodableMethodsThrowRestorationError() throws {
+        struct Bad: Codable {
+            struct Nope: Error {}
+            init() {}
+            init(from decoder: Decoder) throws { throw Nope() }
+            func encode(to encoder: Encoder) throws { throw Nope() }
+        }
+        var encodeError: RestorationError?
+        var decodeError: RestorationError?
+        try roundTrip(encode: { c in
+            do throws(RestorationError) { try c.encode(Bad(), forKey: "bad") } catch { encodeError = error }   // typed: no cast
+            try c.encode([1, 2], forKey: "ints")
+        }, decode: { c in
+            do throws(RestorationError) { _ = try c.decode(Bad.self, forKey: "ints") } catch { decodeError = error }
+        })
+        guard case .invalid(let m)? = encodeError else { return XCTFail("\(String(describing: encodeError))") }
+        XCTAssertTrue(m.contains("Bad.encode(to:) threw"), m)
+        XCTAssertNotNil(decodeError)
+    }
+}
