@@ -832,6 +832,27 @@ RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t)
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
+/** @name v1.1 §5: unclaimed records are carried, not lost (issue 11)
+ * Driven by `rst_engine_options.carry_saves` (options version 2, ABI v1.1
+ * §1; 0: none, UINT32_MAX: always). A record a restore skipped because
+ * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
+ * no registered object, factory or fallback — its plugin was uninstalled,
+ * say) is kept verbatim with its descendants and written back by the next
+ * `carry_saves` successful saves (rst_save, rst_save_to_buffer), after the
+ * live records, under the same path, as long as its parent is present in
+ * that save (or it is a root) and no live object now holds its path. The
+ * archive stores each carried record's count left (format flag 2,
+ * docs/FORMAT.md), so a relaunch continues the count instead of restarting
+ * it. References from and to carried records are kept when both ends are
+ * written (resolved by path at each save); a reference whose other end is
+ * not written is left out (an array loses that element). A carried record
+ * claimed again at a later restore is restored normally. Records skipped
+ * for any other reason (declined, quarantined, migrations, too new) are not
+ * carried. `restorectl inspect` marks carried records and their saves left. */
+/**@{*/
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
 /** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
  * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
  *

@@ -174,6 +174,14 @@ public final class RestorationEngine: @unchecked Sendable {
         /// it leaves the archive. See ``RestorationEngine/relinquish(_:)``
         /// for one object at a time.
         public var ownsRestoredObjects: Bool = true
+        /// v1.1: records a restore skipped because nothing could produce
+        /// them (no registered object, restoration class or fallback — a
+        /// plugin that was uninstalled) are kept with their descendants and
+        /// written back by the next `carrySaves` successful saves, so they
+        /// come back when their class returns. 0 (the default): dropped at
+        /// the next save, as in 1.0; `UInt32.max`: always. The C option is
+        /// `carry_saves` (options version 2).
+        public var carrySaves: UInt32 = 0
         /// Asked at every save; false rejects it
         /// (``RestorationError/rejected(_:)``) and the old archive stays.
         /// Nil: yes.
@@ -282,6 +290,7 @@ public final class RestorationEngine: @unchecked Sendable {
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard)
         config.quarantine = options.crashQuarantine
+        config.carrySaves = options.carrySaves
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {

@@ -63,6 +63,8 @@ public struct ArchiveObject: Equatable, Sendable {
     public var entries: [ArchiveEntry]
     /// v1.1: the class version the record stores (0: none, as in v1 archives).
     public var version: UInt32
+    /// v1.1 §5: 0 live; 1 + saves left for a carried record (UInt32.max: always).
+    public var carry: UInt32 = 0
     public init(identifier: String, parent: Int? = nil, className: String? = nil, entries: [ArchiveEntry] = [], version: UInt32 = 0) {
         self.identifier = identifier
         self.parent = parent
@@ -94,8 +96,14 @@ public struct ArchiveDocument: Equatable, Sendable {
                 className: reader.className(ofRecord: r).map { reader.name($0) },
                 entries: ArchiveDocument.entries(reader, reader.fields(ofRecord: r)),
                 version: reader.version(ofRecord: r)))
+            objs[objs.count - 1].carry = reader.carry(ofRecord: r)
         }
         objects = objs
+    }
+
+    /// The values of record r of a (validated) reader.
+    public static func entries(of reader: ArchiveReader, record r: Int) -> [ArchiveEntry] {
+        entries(reader, reader.fields(ofRecord: r))
     }
 
     public init(bytes: [UInt8]) throws(ArchiveFailure) {
@@ -163,6 +171,7 @@ public struct ArchiveDocument: Equatable, Sendable {
         }
         var w = ArchiveWriter(estimatedObjects: objects.count)
         w.recordVersions = objects.contains { $0.version != 0 }
+        w.recordCarry = objects.contains { $0.carry != 0 }
         var depths: [Int] = []
         depths.reserveCapacity(objects.count)
         struct PathKey: Hashable { var parent: Int; var identifier: String }
@@ -201,7 +210,9 @@ public struct ArchiveDocument: Equatable, Sendable {
                 classIndex = ArchiveDocument.intern(c, &w, key: false)
             }
             let ident = ArchiveDocument.intern(o.identifier, &w, key: false)
-            if w.recordVersions {
+            if w.recordCarry {
+                w.beginObject(identifier: ident, parent: o.parent, className: classIndex, version: o.version, carry: o.carry)
+            } else if w.recordVersions {
                 w.beginObject(identifier: ident, parent: o.parent, className: classIndex, version: o.version)
             } else {
                 w.beginObject(identifier: ident, parent: o.parent, className: classIndex)

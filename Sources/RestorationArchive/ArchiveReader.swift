@@ -118,6 +118,10 @@ public final class ArchiveReader {
     /// v1.1: the class version record r stores (0 when the archive stores none).
     @inlinable public func version(ofRecord r: Int) -> UInt32 { _record(r).version }
 
+    /// v1.1 §5: 0 for a live record; 1 + the saves that will still carry it
+    /// for a carried record (UInt32.max: always).
+    @inlinable public func carry(ofRecord r: Int) -> UInt32 { _record(r).carry }
+
     /// Length of the parent chain of record r (a root is 0).
     @inlinable public func depth(ofRecord r: Int) -> Int { Int(_record(r).depth) }
 

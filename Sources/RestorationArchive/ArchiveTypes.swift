@@ -167,8 +167,14 @@ public enum ArchiveFormat {
     /// after `class`. Set only when some record has a version other than 0,
     /// so archives without versions stay byte-identical to v1's.
     public static let flagRecordVersions: UInt16 = 1
+    /// Header flag (v1.1 §5): every record stores `carry`, a varint after
+    /// the version (or after `class` without flag 1): 0 for a live record,
+    /// 1 + the saves that will still carry it for a record carried for a
+    /// class nothing could produce (UInt32.max: always). Set only when the
+    /// archive holds a carried record.
+    public static let flagRecordCarry: UInt16 = 2
     /// The flags this reader understands.
-    public static let knownFlags: UInt16 = flagRecordVersions
+    public static let knownFlags: UInt16 = flagRecordVersions | flagRecordCarry
     /// magic(8) + version(2) + flags(2) + total_len(4).
     public static let fixedHeaderBytes: Int = 16
     /// The smallest well-formed archive: the fixed header, an info block with

@@ -189,6 +189,8 @@ struct WriterCore {
     /// v1.1: records store their class version (header flag
     /// `ArchiveFormat.flagRecordVersions`); decided before the first record.
     @usableFromInline var recordVersions = false
+    /// v1.1 §5: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
+    @usableFromInline var recordCarry = false
 
     /// Records above this many keys switch from a linear scan to a dictionary.
     @inlinable static var smallRecordKeys: Int { 16 }
@@ -240,6 +242,7 @@ struct WriterCore {
         maxRef = o.maxRef
         sticky = o.sticky
         recordVersions = o.recordVersions
+        recordCarry = o.recordCarry
     }
 
     /// Back to the state of a new writer, keeping the memory.
@@ -258,6 +261,7 @@ struct WriterCore {
         maxRef = -1
         sticky = nil
         recordVersions = false
+        recordCarry = false
     }
 
     func release() {
@@ -435,7 +439,7 @@ struct WriterCore {
 
     // MARK: objects and nested records
 
-    mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0) {
+    mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0, carry: UInt32 = 0) {
         if depth >= 0 {
             if sticky == nil {
                 sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
@@ -466,6 +470,11 @@ struct WriterCore {
             p += putVarint(p, UInt64(version))
         } else if version != 0 && sticky == nil {
             sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
+        }
+        if recordCarry {
+            p += putVarint(p, UInt64(carry))
+        } else if carry != 0 && sticky == nil {
+            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
         }
         count = p - out
         fLenPos = count
@@ -571,7 +580,8 @@ struct WriterCore {
             p += 1
         }
         p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
-        p.storeBytes(of: (recordVersions ? ArchiveFormat.flagRecordVersions : 0).littleEndian, toByteOffset: 2, as: UInt16.self)
+        let flags = (recordVersions ? ArchiveFormat.flagRecordVersions : 0) | (recordCarry ? ArchiveFormat.flagRecordCarry : 0)
+        p.storeBytes(of: flags.littleEndian, toByteOffset: 2, as: UInt16.self)
         p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
         p += 8
         func putString(_ s: inout String) {
@@ -718,6 +728,26 @@ public struct ArchiveWriter {
     /// v1.1: whether every record stores its class version (the header flag
     /// `ArchiveFormat.flagRecordVersions`). Set before the first record;
     /// false (the default) writes v1 bytes.
+    /// v1.1 §5: starts a record with its class version and carry count
+    /// (each needs its flag: `recordVersions`, `recordCarry`).
+    public mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32, carry: UInt32) {
+        _core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version, carry: carry)
+    }
+
+    /// v1.1 §5: whether every record stores its carry count (header flag
+    /// `ArchiveFormat.flagRecordCarry`). Set before the first record.
+    public var recordCarry: Bool {
+        get { _box.core.pointee.recordCarry }
+        set {
+            let c = _core
+            if c.pointee.recordCount > 0 {
+                if c.pointee.sticky == nil { c.pointee.sticky = .state("recordCarry was changed after the first record") }
+                return
+            }
+            c.pointee.recordCarry = newValue
+        }
+    }
+
     public var recordVersions: Bool {
         get { _box.core.pointee.recordVersions }
         set {

@@ -23,6 +23,8 @@ struct RecordInfo {
     @usableFromInline var fieldsEnd: Int32
     /// v1.1: the record's class version (0 in archives without versions).
     @usableFromInline var version: UInt32 = 0
+    /// v1.1 §5: 0 live; 1 + saves left for a carried record.
+    @usableFromInline var carry: UInt32 = 0
 }
 
 /// Owns every allocation of a reader (and, while validating, the scratch
@@ -89,6 +91,8 @@ struct Validator {
     var firstRecordAt = 0
     /// v1.1: records store their class version (header flag).
     var versioned = false
+    /// v1.1 §5: records store their carry count (header flag).
+    var carrying = false
 
     // Error context.
     var record = -1
@@ -172,6 +176,7 @@ struct Validator {
 
         var v = Validator(bytes: UnsafeRawPointer(copy), count: count, storage: st)
         v.versioned = flags & ArchiveFormat.flagRecordVersions != 0
+        v.carrying = flags & ArchiveFormat.flagRecordCarry != 0
         let info = try v.parse()
         st.freeScratch()
         return (st, info, v)
@@ -458,10 +463,19 @@ struct Validator {
                 }
                 classVersion = UInt32(v)
             }
+            var carry: UInt32 = 0
+            if carrying {
+                let cAt = pos
+                let v = try varint(end, "carry count")
+                if v > UInt64(UInt32.max) {
+                    throw corrupt("carry count \(v) does not fit in 32 bits", at: cAt)
+                }
+                carry = UInt32(v)
+            }
             let treeDepth = parent < 0 ? 0 : Int(records[parent].depth) + 1
             records[i] = RecordInfo(identifier: UInt32(ident), parent: Int32(parent),
                                     classPlusOne: UInt32(cls), depth: Int32(treeDepth),
-                                    fieldsStart: 0, fieldsEnd: 0, version: classVersion)
+                                    fieldsStart: 0, fieldsEnd: 0, version: classVersion, carry: carry)
             // Depths run from 0 (a root) to maxTreeDepth - 1, as the engine registers them.
             if treeDepth >= ArchiveLimits.maxTreeDepth {
                 throw limit("the parent chain is \(treeDepth + 1) records long, more than the limit of \(ArchiveLimits.maxTreeDepth) (RST_MAX_TREE_DEPTH)", at: pdAt)

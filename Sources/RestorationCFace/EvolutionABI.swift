@@ -163,6 +163,17 @@ extension CFace {
     }
 }
 
+// MARK: §5 carried records
+
+/// `rst_engine_options.carry_saves` (options version 2, issue 10's struct)
+/// into the core's configuration: 0 none, UINT32_MAX always. To be called
+/// by `createEngine` once the options-v2 members are merged:
+/// `config.carrySaves = carrySaves(version: o.version, value: o.carry_saves)`
+/// (replacing issue 10's "carry_saves != 0 is RST_ERR_INVALID").
+func carrySaves(version: UInt32, value: UInt32) -> UInt32 {
+    version >= 2 ? value : 0
+}
+
 // MARK: §6 per-object crash quarantine
 
 /// The engine flags of issue 11 (RST_ENGINE_NO_QUARANTINE, RST_ENGINE_QUARANTINE).

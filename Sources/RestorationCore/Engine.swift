@@ -227,6 +227,9 @@ public final class Engine {
         /// v1.1 §6: a death inside one object's callback quarantines that
         /// record instead of setting the archive aside (Quarantine.swift).
         public var quarantine: Bool
+        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
+        /// 0: none, UInt32.max: always.
+        public var carrySaves: UInt32 = 0
 
         public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
                     quarantine: Bool = false) {
@@ -292,6 +295,10 @@ public final class Engine {
     var openTokens = 0
     var pending: PendingFinish?
     var restoringCallbackRecord = -1
+    /// v1.1 §5 (Carry.swift): the records carried, and whether a file save
+    /// commits them only once the file is written.
+    var carried: [CarriedSubtree] = []
+    private var carryCommitAfterWrite = false
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
     private var destroyed = false
@@ -657,6 +664,7 @@ public final class Engine {
         // v1.1 §4: records store their class version once any class has one.
         saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
         coder.writer.recordVersions = !classVersions.isEmpty
+        coder.writer.recordCarry = !carried.isEmpty   // v1.1 §5
         defer { saveVersions = [] }
         coder.encodeFailure = nil
         coder.saveGeneration = gen
@@ -674,11 +682,24 @@ public final class Engine {
         for u in order {
             if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
         }
+        if !carried.isEmpty {
+            // v1.1 §5: carried records follow the live ones.
+            do {
+                try appendCarried(&coder.writer) { path in
+                    guard let n = find(path: path), n.saveGeneration == gen else { return nil }
+                    return n.saveIndex
+                }
+            } catch {
+                throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
+            }
+        }
         let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
                                systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
         do {
-            return try finish(&coder.writer, info)
+            let result = try finish(&coder.writer, info)
+            if !carryCommitAfterWrite { commitCarried() }
+            return result
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
@@ -746,13 +767,19 @@ public final class Engine {
         guard let path = configuration.archivePath else {
             throw RestorationFailure(.invalid, "the engine has no archive_path (use rst_save_to_buffer)")
         }
-        let bytes = try saveToBytes()
+        carryCommitAfterWrite = true
+        let bytes: [UInt8]
+        do {
+            defer { carryCommitAfterWrite = false }
+            bytes = try saveToBytes()
+        }
         try FileStore.createArchiveDirectory(for: path)
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path) }
         }.get()
         if let w = CrashGuard.clear(path) { log(.warning, w) }
         if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
+        commitCarried()   // v1.1 §5: the file holds them now
     }
 
     // MARK: restore
@@ -892,6 +919,7 @@ public final class Engine {
         let order = decode(run)
         lastReport = report(run, decoded: order.count)
         lastSkips = run.explain()
+        collectCarried(run)   // v1.1 §5
         finish(run, order)
     }
 

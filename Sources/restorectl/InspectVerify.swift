@@ -73,7 +73,7 @@ struct Inspect: ParsableCommand {
         var lines: [String] = []
         for (i, o) in doc.objects.enumerated() {
             lines.removeAll(keepingCapacity: true)
-            out.line(r.header(path: paths[i], className: o.className, version: o.version))
+            out.line(r.header(path: paths[i], className: o.className, version: o.version, carry: o.carry))
             r.entryLines(o.entries, indent: 4, into: &lines)
             for l in lines { out.line(l) }
         }

@@ -35,9 +35,10 @@ struct Renderer {
 
     /// "Tabs/Nav  class NavStack", "Tabs/Nav  class NavStack v2" (v1.1: the
     /// record's class version, shown when not 0) or "Tabs/Nav  (no class)".
-    func header(path: String, className: String?, version: UInt32 = 0) -> String {
+    func header(path: String, className: String?, version: UInt32 = 0, carry: UInt32 = 0) -> String {
         Text.escaped(path) + "  " + (className.map { "class " + Text.escaped($0) } ?? "(no class)")
             + (version != 0 ? " v\(version)" : "")
+            + (carry == 0 ? "" : carry == UInt32.max ? "  [carried, always]" : "  [carried, \(carry - 1) more save\(carry - 1 == 1 ? "" : "s")]")
     }
 
     /// One line per value; records open a block indented by two more spaces.

@@ -5,6 +5,7 @@
 //    "idiom": "...", "saved_at_ms": 1732255140123,
 //    "objects": [{"path": "Tabs/Nav", "class": "NavStack" | null,
 //                 "version": 2,   (v1.1, only when not 0: the class version)
+//                 "carry": 3,     (v1.1, only for a carried record: 1 + saves left)
 //                 "values": [{"key": "k", "type": "int", "value": 3}, ...]}]}
 //
 // Types: bool, int, double, string, bytes (lowercase hex string), object
@@ -33,6 +34,7 @@ enum StateJSON {
                 ("class", o.className.map { .string($0) } ?? .null),
             ]
             if o.version != 0 { members.append(("version", .int(Int64(o.version)))) }
+            if o.carry != 0 { members.append(("carry", .int(Int64(o.carry)))) }
             members.append(("values", entries(o.entries, paths)))
             objects.append(.object(members))
         }
@@ -137,8 +139,8 @@ enum StateJSON {
         for (i, item) in items.enumerated() {
             let p = opath.index(i)
             guard case .object(let om) = item else { throw fail(p, "expected an object, found \(item.kindName)") }
-            for (name, _) in om where !["path", "class", "version", "values"].contains(name) {
-                throw fail(p.member(name), "unknown member (expected path, class, version, values)")
+            for (name, _) in om where !["path", "class", "version", "carry", "values"].contains(name) {
+                throw fail(p.member(name), "unknown member (expected path, class, version, carry, values)")
             }
             let pp = p.member("path")
             guard let pv = item["path"] else { throw fail(pp, "missing (the object's restoration path, \"A/B/C\")") }
@@ -182,8 +184,16 @@ enum StateJSON {
                 guard v >= 0 && v <= Int64(UInt32.max) else { throw fail(vp, "the class version \(v) is outside 0...\(UInt32.max)") }
                 version = UInt32(v)
             }
+            var carry: UInt32 = 0
+            if let cv = item["carry"] {
+                let cp = p.member("carry")
+                let v = try int(cv, cp)
+                guard v >= 0 && v <= Int64(UInt32.max) else { throw fail(cp, "the carry count \(v) is outside 0...\(UInt32.max)") }
+                carry = UInt32(v)
+            }
             index[path] = i
             objects.append(ArchiveObject(identifier: comps[comps.count - 1], parent: parent, className: className, version: version))
+            objects[objects.count - 1].carry = carry
         }
 
         // Second pass: values.

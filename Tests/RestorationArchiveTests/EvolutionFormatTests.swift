@@ -58,9 +58,9 @@ final class EvolutionFormatTests: XCTestCase {
         a.records = [varint(0) + varint(0) + varint(2) + varint(UInt64(UInt32.max) + 1) + varint(0)]
         expectFailure(a.bytes, "corrupt", "class version", "32 bits")
         // Unknown flags are still a VERSION failure.
-        a.flags = 2
+        a.flags = 4
         a.records = [record(ident: 0, fields: [])]
-        expectFailure(a.bytes, "version", "unknown flags 0x2")
+        expectFailure(a.bytes, "version", "unknown flags 0x4")
     }
 
     // MARK: object arrays

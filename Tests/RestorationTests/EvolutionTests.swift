@@ -301,3 +301,93 @@ final class EvolutionFrictionTests: XCTestCase {
         XCTAssertNotNil(decodeError)
     }
 }
+
+final class EvolutionCarryTests: XCTestCase {
+    /// §5: records whose class is gone are carried through 3 saves (count
+    /// kept across relaunches), with their descendants and references, and
+    /// restored normally when the class returns.
+    func testCarriedRecordsAcrossThreeSaves() throws {
+        let a = try RestorationEngine()
+        let root = Probe("Root")
+        let card = Probe("Card", parent: root, className: "Card")
+        let sub = Probe("Sub", parent: card, className: "Card")
+        card.onEncode = { c in
+            try c.encode("Q3", forKey: "title")
+            try c.encodeReference(root, forKey: "owner")
+            try c.encodeReferences([sub, root], forKey: "stack")
+        }
+        sub.onEncode = { c in try c.encodeReference(card, forKey: "up") }
+        for p in [root, card, sub] { try a.register(p) }
+        let v0 = try a.saveToData()
+
+        var keep: [Probe] = []
+        func engine(carry: UInt32, withClass: Bool) throws -> (RestorationEngine, Probe) {
+            var o = RestorationEngine.Options()
+            o.carrySaves = carry
+            o.log = { _, _ in }
+            let e = try RestorationEngine(options: o)
+            let r = Probe("Root")
+            keep.append(r)
+            try e.register(r)
+            if withClass {
+                try e.registerRestorationClass(named: "Card") { ids, _ in Probe(ids.last!) }
+            }
+            return (e, r)
+        }
+        func count(_ d: Data) throws -> Int { try RestorationEngine.archiveInfo(from: d).objectCount }
+
+        // The class is gone: carried through exactly 3 saves.
+        let (b, _) = try engine(carry: 3, withClass: false)
+        try b.restore(from: v0)
+        XCTAssertEqual(b.lastRestoreSkips.map(\.reason), [.noFactory, .parentSkipped])
+        XCTAssertEqual(b.core.carriedRecords.map(\.path), ["Root/Card", "Root/Card/Sub"])
+        let s1 = try b.saveToData(), s2 = try b.saveToData(), s3 = try b.saveToData(), s4 = try b.saveToData()
+        XCTAssertEqual(try [s1, s2, s3, s4].map(count), [3, 3, 3, 1])
+        XCTAssertEqual(b.core.carriedRecords.count, 0)
+
+        // Without carrying (1.0): dropped at the next save.
+        let (plain, _) = try engine(carry: 0, withClass: false)
+        try plain.restore(from: v0)
+        XCTAssertEqual(try count(try plain.saveToData()), 1)
+
+        // A relaunch continues the count: s2 has one save left.
+        let (c, _) = try engine(carry: 3, withClass: false)
+        try c.restore(from: s2)
+        XCTAssertEqual(c.core.carriedRecords.map(\.savesLeft), [1, 1])
+        let t1 = try c.saveToData()
+        XCTAssertEqual(try count(t1), 3)
+        let (c2, _) = try engine(carry: 3, withClass: false)
+        try c2.restore(from: t1)
+        XCTAssertEqual(c2.core.carriedRecords.count, 0)
+        XCTAssertEqual(try count(try c2.saveToData()), 1)
+
+        // The class returns: the carried records restore normally, with their values and references.
+        let (d, droot) = try engine(carry: 3, withClass: true)
+        var title: String?
+        var owner: StateRestoring?
+        var stack: [String?]?
+        var up: String?
+        try d.registerRestorationClass(named: "Probe") { _, _ in nil }
+        try d.restore(from: s3)
+        XCTAssertEqual(d.lastRestoreSkips, [])
+        // Read back through a second restore into objects whose decode we control.
+        let (e, eroot) = try engine(carry: 0, withClass: false)
+        let ecard = Probe("Card", parent: eroot, className: "Card")
+        let esub = Probe("Sub", parent: ecard, className: "Card")
+        ecard.onDecode = { cd in
+            title = try cd.decode(String.self, forKey: "title")
+            owner = try cd.decodeReference(forKey: "owner")
+            stack = try cd.decodeReferencePaths(forKey: "stack")
+        }
+        esub.onDecode = { cd in up = try cd.decodeReferencePath(forKey: "up") }
+        try e.register(ecard)
+        try e.register(esub)
+        try e.restore(from: s3)
+        XCTAssertEqual(title, "Q3")
+        XCTAssertTrue(owner === eroot)
+        XCTAssertEqual(stack ?? [], ["Root/Card/Sub", "Root"])
+        XCTAssertEqual(up, "Root/Card")
+        _ = droot
+        _ = keep
+    }
+}

@@ -51,6 +51,21 @@ final class RestorectlEvolutionTests: XCTestCase {
         XCTAssertTrue(e.stderr.contains("Nope"), e.stderr)
     }
 
+    func testCarriedRecordsAreMarked() throws {
+        let dir = TempDir("evo-carry")
+        var doc = try ArchiveDocument(bytes: try Self.archive())
+        doc.objects[2].carry = 3
+        let a = dir.file("a.rst")
+        Archives.write(try doc.encode(), to: a)
+        let r = try expect(0, ["inspect", a])
+        XCTAssertTrue(r.stdout.contains("Nav/Gone  class Gone  [carried, 2 more saves]"), r.stdout)
+        let j = try expect(0, ["inspect", "--json", a])
+        XCTAssertTrue(j.stdout.contains("\"carry\": 3") || j.stdout.contains("\"carry\":3"), j.stdout)
+        let b = dir.file("b.rst")
+        try expect(0, ["save", "--from", "-", "--out", b], stdin: Array(j.stdout.utf8))
+        XCTAssertEqual(try ArchiveDocument(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: b)))).objects[2].carry, 3)
+    }
+
     func testRestoreExplainAndWhy() throws {
         let dir = TempDir("evo-why")
         let a = dir.file("a.rst")
