@@ -20,13 +20,19 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-static const char *kill_in;     /* identifier whose decode dies, or "should_restore" */
+static const char *kill_in;     /* identifier whose decode dies, or "should_restore", or "extend" */
 static int decoded;
+static rst_engine *g_engine;
 
 static void enc(void *inst, rst_coder *c) { CHECK_OK(rst_encode_string(c, "id", (const char *)inst)); }
 static void dec(void *inst, rst_coder *c) {
     (void)c;
     decoded++;
+    if (kill_in && strcmp(kill_in, "extend") == 0 && strcmp((const char *)inst, "D") == 0) {
+        rst_restore_token *t = NULL;
+        CHECK_OK(rst_extend_restoration(g_engine, 0, &t));   /* never completed: the process dies first */
+        return;
+    }
     if (kill_in && strcmp(kill_in, (const char *)inst) == 0) {
         fflush(stdout); fflush(stderr);
         raise(SIGKILL);
@@ -59,6 +65,7 @@ static rst_engine *engine(const char *archive, uint32_t flags) {
     CHECK_OK(rst_engine_create(&o, &e));
     CHECK_OK(rst_register_class(e, "Gen", make, (void *)"Gen"));
     CHECK_OK(rst_register_class(e, "Bomb", make, (void *)"Bomb"));
+    g_engine = e;
     return e;
 }
 
@@ -82,6 +89,7 @@ static void die_in_child(const char *archive, uint32_t flags, const char *where)
         kill_in = where;
         rst_engine *e = engine(archive, flags);
         rst_restore(e);
+        if (strcmp(where, "extend") == 0) { fflush(stdout); raise(SIGKILL); }   /* a token still open */
         fprintf(stderr, "quarantine: the child did not die in %s\n", where);
         _exit(3);
     }
@@ -232,6 +240,27 @@ int main(int argc, char **argv) {
         CHECK(rst_find_object(e, "B") != NULL);   /* restored again */
         CHECK_OK(rst_discard(e));
         CHECK_EQ(count_entries(dir, "state.rst"), 0);
+        rst_engine_destroy(e);
+    }
+    /* 7. A death while a token (§9) is open quarantines the object that extended. */
+    save(archive);
+    die_in_child(archive, RST_ENGINE_QUARANTINE, "extend");
+    m = marker_text(archive);
+    CHECK_MSG(m != NULL && strstr(m, "\nattempt=1\nrecord=0000000003\n") != NULL, "marker: %s", m ? m : "(none)");
+    free(m);
+    {
+        rst_engine *e = engine(archive, RST_ENGINE_QUARANTINE);
+        kill_in = NULL;
+        CHECK_OK(rst_restore(e));
+        CHECK(rst_find_object(e, "D") == NULL);
+        CHECK(rst_find_object(e, "B") != NULL);
+        rst_skipped_record *sk = NULL;
+        size_t n = 0;
+        CHECK_OK(rst_last_restore_skips(e, &sk, &n));
+        CHECK_EQ(n, 1);
+        CHECK_STR(sk[0].path, "D");
+        CHECK_EQ(sk[0].reason, RST_SKIP_QUARANTINED);
+        rst_free(sk);
         rst_engine_destroy(e);
     }
     free(archive);
