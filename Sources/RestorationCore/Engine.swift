@@ -224,22 +224,22 @@ public final class Engine {
         public var idiom: String
         /// false: restore neither checks nor writes the crash-loop marker.
         public var crashGuard: Bool
-        /// v1.1 §6: a death inside one object's callback quarantines that
-        /// record instead of setting the archive aside (Quarantine.swift).
-        public var quarantine: Bool
-        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
-        /// 0: none, UInt32.max: always.
-        public var carrySaves: UInt32 = 0
 
-        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
-                    quarantine: Bool = false) {
+        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true) {
             self.archivePath = archivePath
             self.pluginDirectory = pluginDirectory
             self.appVersion = appVersion
             self.idiom = idiom
             self.crashGuard = crashGuard
-            self.quarantine = quarantine
         }
+
+        // Issue 11 (set after init):
+        /// v1.1 §6: a death inside one object's callback quarantines that
+        /// record instead of setting the archive aside (Quarantine.swift).
+        public var quarantine: Bool = false
+        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
+        /// 0: none, UInt32.max: always.
+        public var carrySaves: UInt32 = 0
     }
 
     public let configuration: Configuration
