@@ -641,9 +641,9 @@ public final class Engine {
     private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
+        if operation == nil { checkDeadlines() }   // v1.1 §9: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
-        checkDeadlines()   // v1.1 §9
         if let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
@@ -872,11 +872,13 @@ public final class Engine {
     /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
     /// and every object called by `ObjectNode.call`, whatever their kind.
     private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
+        // v1.1 §9: tokens of the previous restore end here, before this one begins.
+        if operation == nil {
+            checkDeadlines()
+            expireAllTokens("a new restore began before its extended restoration completed")
+        }
         try beginOperation(.restoring)
         defer { operation = nil }
-        // v1.1 §9: tokens of the previous restore end here.
-        checkDeadlines()
-        expireAllTokens("a new restore began before its extended restoration completed")
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
