@@ -114,7 +114,7 @@ test-asan: deps
 # clang -fsanitize=thread and run TSAN_RUNS times. The toolchain's TSan
 # runtime intercepts libdispatch, hence -ldispatch -lBlocksRuntime.
 # Suppressions: .ci/tsan.supp (Swift runtime and Foundation only, each explained).
-TSAN_PROGRAMS ?= threads
+TSAN_PROGRAMS ?= threads deferred
 TSAN_RUNS ?= 3
 TSAN_SECONDS ?= 1.5
 test-tsan: deps
