@@ -135,7 +135,7 @@ test-gtk: deps-gtk
 # clang -fsanitize=thread and run TSAN_RUNS times. The toolchain's TSan
 # runtime intercepts libdispatch, hence -ldispatch -lBlocksRuntime.
 # Suppressions: .ci/tsan.supp (Swift runtime and Foundation only, each explained).
-TSAN_PROGRAMS ?= threads autosave_threads
+TSAN_PROGRAMS ?= threads autosave_threads deferred
 TSAN_RUNS ?= 3
 TSAN_SECONDS ?= 1.5
 test-tsan: deps

@@ -230,7 +230,7 @@ RST_API rst_status rst_engine_options_init(rst_engine_options *opts, uint32_t ve
  *  @param opts required (NULL: RST_ERR_INVALID); opts->version outside
  *         1..RST_ENGINE_OPTIONS_VERSION: RST_ERR_VERSION. Strings are copied.
  *         With version 1 nothing past `log` is read. Version 2:
- *         generations > 16, carry_saves != 0, autosave_max_delay_ms below a
+ *         generations > 16, autosave_max_delay_ms below a
  *         non-zero autosave_delay_ms, autosave or generations without
  *         archive_path: RST_ERR_INVALID.
  *  @param[out] out the new engine, destroyed with rst_engine_destroy().
@@ -577,6 +577,7 @@ typedef enum rst_value_type {
     RST_TYPE_INT_ARRAY    = 7,
     RST_TYPE_STRING_ARRAY = 8,
     RST_TYPE_RECORD       = 9,
+    RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
@@ -822,6 +823,269 @@ RST_API rst_status rst_restore_generation(rst_engine *e, uint32_t generation);
  *  @return "RST_REASON_RECOVER" for RST_REASON_RECOVER; "RST_REASON_UNKNOWN"
  *          for a value this library does not define. Static storage. */
 RST_API const char *rst_restore_reason_name(rst_restore_reason r);
+/** @name v1.1 §7–8: every skip explained; arrays of object references
+ * (ABI v1.1, issue 11). */
+/**@{*/
+
+/** Why a record of the last restore was skipped (rst_skipped_record.reason).
+ *  Stable numbers; 1–10 are the v1.1 contract, later values are appended. */
+typedef enum rst_skip_reason {
+    RST_SKIP_NO_FACTORY       = 1, /**< nothing registered, no factory, no fallback */
+    RST_SKIP_DECLINED         = 2, /**< the factory returned NULL */
+    RST_SKIP_FACTORY_ERROR    = 3, /**< the factory returned a wrong object */
+    RST_SKIP_PLUGIN_REJECTED  = 4, /**< the class's plugin failed to load */
+    RST_SKIP_PARENT_SKIPPED   = 5, /**< an ancestor was skipped */
+    RST_SKIP_QUARANTINED      = 6, /**< the previous restore died in this record */
+    RST_SKIP_NO_MIGRATION     = 7, /**< no migration from the record's version */
+    RST_SKIP_MIGRATION_FAILED = 8, /**< a migration returned non-OK */
+    RST_SKIP_TOO_NEW          = 9, /**< saved by a newer class version */
+    RST_SKIP_EXPIRED          = 10,/**< its extended restoration missed the deadline */
+    /** This library's addition: the object was created (or found) but its
+     *  `decode` reported failure with rst_coder_fail() (a Swift
+     *  `decodeRestorableState` that threw): it keeps what it decoded, gets
+     *  no `finished` and is not counted as restored, so it is listed here. */
+    RST_SKIP_DECODE_FAILED    = 11
+} rst_skip_reason;
+
+/** One skipped record (rst_last_restore_skips()). Every string lives in the
+ *  same allocation as the array. */
+typedef struct rst_skipped_record {
+    const char     *path;         /**< "Tabs/Nav/List" */
+    const char     *class_name;   /**< "" when none */
+    uint32_t        reason;       /**< rst_skip_reason */
+    uint32_t        version;      /**< the record's class version (0 in v1 archives) */
+    const char     *detail;       /**< a sentence; never NULL */
+} rst_skipped_record;
+
+/** Every record the engine's last restore skipped, in archive order,
+ *  descendants included (reason RST_SKIP_PARENT_SKIPPED), plus the objects
+ *  whose decode failed (RST_SKIP_DECODE_FAILED): `*count` equals the
+ *  report's `skipped` (rst_last_restore_report()). When several producers
+ *  were asked for one record (its class's factory, then the fallback), the
+ *  reason is the last one's.
+ *  @param[out] out one allocation holding the array and all its strings:
+ *         free it with one rst_free(). NULL with `*count` 0 when nothing
+ *         was skipped.
+ *  @param[out] count the number of entries.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count);
+ *          RST_ERR_STATE before any restore reached pass 1 (as
+ *          rst_last_restore_report()); RST_ERR_NOMEM. */
+RST_API rst_status  rst_last_restore_skips(rst_engine *e, rst_skipped_record **out, size_t *count);
+/** The enumerator's name of a skip reason.
+ *  @return "RST_SKIP_DECLINED" for RST_SKIP_DECLINED; "RST_SKIP_UNKNOWN"
+ *          for a value this library does not define. Static storage; never NULL. */
+RST_API const char *rst_skip_reason_name(rst_skip_reason r);
+
+/** Stores an array of references (a navigation stack), value type
+ *  RST_TYPE_OBJECT_ARRAY. The same rules as rst_encode_object() for each
+ *  element; each element is a dependency edge for the decode order
+ *  (referenced objects decode first; cycles in archive order). `v` may be
+ *  NULL when n is 0 (an empty array).
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL v
+ *          with n > 0, a NULL element or an object of another engine);
+ *          RST_ERR_DUPLICATE; RST_ERR_LIMIT; RST_ERR_STATE outside an
+ *          encode callback, or for an object registered after this save
+ *          began; after an earlier encode error of the same save, that
+ *          error's status. */
+RST_API rst_status rst_encode_object_array(rst_coder *c, const char *key,
+                                           rst_object *const *v, size_t n);
+/** Element `index` of an array of references, as rst_decode_string_array()
+ *  reads strings. `*count` (count may be NULL) is always set: the array's
+ *  length, 0 when the key is absent or holds another type. An element whose
+ *  record was skipped decodes as NULL with RST_OK.
+ *  @param[out] out the object, or NULL for a skipped record; required.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out);
+ *          RST_ERR_NOT_FOUND (no such key, or index >= count);
+ *          RST_ERR_TYPE (another type); RST_ERR_STATE outside a decode
+ *          callback or factory, and in a factory (pass 1) for an element
+ *          whose record is not materialized yet. */
+RST_API rst_status rst_decode_object_array(rst_coder *c, const char *key, size_t index,
+                                           rst_object **out, size_t *count);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name v1.1 §4: class versions and migrations (ABI v1.1, issue 11)
+ * A class's version is stored in every record of that class (archive
+ * format: header flag 1, docs/FORMAT.md); archives written by 1.0, and
+ * records of classes with no version set, read as version 0. At restore,
+ * after validation and before pass 1, a record whose version is below its
+ * class's current version runs the chain of migrations from, from+1, ...
+ * up to the current version; factories and decode then see the migrated
+ * record. The plugins an archive needs are loaded before the migrations, so
+ * that migrations a plugin's `init` registers apply to that restore.
+ * A missing step (RST_SKIP_NO_MIGRATION), a step returning non-OK
+ * (RST_SKIP_MIGRATION_FAILED) or a record saved by a newer version of its
+ * class (RST_SKIP_TOO_NEW) skips that record with its descendants; the rest
+ * of the restore goes on. A record of a class with no version set restores
+ * as in 1.0, whatever version it stores. */
+/**@{*/
+
+/** Sets the current version of a class, for every object of that class
+ *  name (registered by the host, made by a factory, host or plugin). The
+ *  last call wins; setting 0 is "set" too (a record of version 1 is then
+ *  too new). Plugins call it from `init`. May be called at any time,
+ *  from any thread; a restore uses the versions set when its migrate step
+ *  runs, a save those set when it begins.
+ *  @param class_name non-empty UTF-8, at most RST_MAX_CLASS_NAME_BYTES (copied).
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or name, bad UTF-8, empty);
+ *          RST_ERR_LIMIT (a name longer than RST_MAX_CLASS_NAME_BYTES). */
+RST_API rst_status rst_set_class_version(rst_engine *e, const char *class_name, uint32_t version);
+
+/** A migration step: edits the record through `c` from `from_version` to
+ *  `from_version + 1`. Inside it:
+ *  - rst_decode_* reads the record as it stands (strings and bytes borrowed
+ *    until the step returns); rst_coder_contains and rst_coder_value_type work;
+ *  - rst_encode_* adds a key, or replaces its value in place (no
+ *    RST_ERR_DUPLICATE); rst_coder_remove() and rst_coder_rename() edit it;
+ *  - rst_decode_begin_record() enters an existing nested record for editing,
+ *    rst_encode_begin_record() adds (or replaces with) a new empty one and
+ *    enters it; rst_decode_end_record() and rst_encode_end_record() both
+ *    leave the record entered;
+ *  - object references (single or arrays) cannot be read or written (no
+ *    object exists yet: RST_ERR_STATE); they are kept as they are and can be
+ *    renamed or removed;
+ *  - rst_coder_class_version() returns `from_version`;
+ *  - rst_coder_fail() reports failure like returning non-OK.
+ *  The result must satisfy every archive limit (RST_MAX_VALUES_PER_RECORD,
+ *  RST_MAX_RECORD_DEPTH, key rules; else the step counts as failed); if the
+ *  rebuilt archive exceeds RST_MAX_ARCHIVE_BYTES the restore fails with
+ *  RST_ERR_LIMIT. Runs with the engine's lock held, on the restoring thread.
+ *  @return RST_OK, or any other status to fail: the record and its
+ *          descendants are skipped (RST_SKIP_MIGRATION_FAILED). */
+typedef rst_status (*rst_migrate_fn)(rst_coder *c, uint32_t from_version, void *ctx);
+
+/** Registers the step that migrates records of `class_name` from
+ *  `from_version` to `from_version + 1`. Plugins call it from `init`.
+ *  @return RST_OK; RST_ERR_DUPLICATE (that class already has a step from that
+ *          version); RST_ERR_INVALID (NULL engine, name or fn, a bad name,
+ *          from_version UINT32_MAX); RST_ERR_LIMIT (a long name). */
+RST_API rst_status rst_register_migration(rst_engine *e, const char *class_name,
+                                          uint32_t from_version, rst_migrate_fn fn, void *ctx);
+
+/** The class version of the values `c` holds: in a migration, the version it
+ *  migrates from; in decode and factories, the record's version (after
+ *  migration, its class's current version; a 1.0 archive: 0); in encode,
+ *  the current version of the object's class (0 when none is set).
+ *  @return the version; 0 on misuse (NULL coder, outside a callback), when
+ *          rst_last_error() says why. */
+RST_API uint32_t   rst_coder_class_version(rst_coder *c);
+
+/** Removes `key` from the record (or nested record) a migration edits.
+ *  @return RST_OK; RST_ERR_NOT_FOUND (no such key); RST_ERR_INVALID (NULL
+ *          coder or key); RST_ERR_STATE outside a migration (a save's
+ *          archive is append-only). */
+RST_API rst_status rst_coder_remove(rst_coder *c, const char *key);
+
+/** Renames `from_key` to `to_key` in the record a migration edits, keeping
+ *  the value and its position.
+ *  @return RST_OK (also when the names are equal); RST_ERR_NOT_FOUND (no
+ *          `from_key`); RST_ERR_DUPLICATE (`to_key` is taken); RST_ERR_INVALID
+ *          (NULL arguments, a bad `to_key`); RST_ERR_LIMIT (a `to_key`
+ *          longer than RST_MAX_KEY_BYTES); RST_ERR_STATE outside a migration. */
+RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const char *to_key);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name v1.1 §9: restoration that finishes later (ABI v1.1, issue 11)
+ * UIKit's extendStateRestoration / completeStateRestoration, for state that
+ * loads asynchronously. */
+/**@{*/
+
+/** An extension of a restore. Owned by the engine: valid until the engine
+ *  is destroyed (completing or expiring does not free it), never freed by
+ *  the caller. */
+typedef struct rst_restore_token rst_restore_token;
+
+/** Extends the restore in progress. Call it from a `decode` or `finished`
+ *  callback of that restore. While a token is open, did_finish_restoring is
+ *  not called and the crash-loop marker stays (naming the record whose
+ *  callback extended: a death before the last token completes counts as a
+ *  death during the restore, and an engine with quarantine quarantines that
+ *  record). rst_restore() returns as usual; the objects' `finished` run as
+ *  usual.
+ *
+ *  Deadlines: a token not completed `deadline_ms` milliseconds after this
+ *  call (monotonic clock) expires: its object is listed by
+ *  rst_last_restore_skips() as RST_SKIP_EXPIRED (it keeps what it decoded;
+ *  the report counts it as skipped, not restored), and when no token is
+ *  left open, did_finish_restoring runs on the thread that noticed. In this
+ *  build, expiry is noticed when the engine is next called
+ *  (rst_complete_restoration, rst_save, rst_save_to_buffer, rst_restore,
+ *  rst_restore_from_buffer, rst_discard, rst_last_restore_report,
+ *  rst_last_restore_skips); once the autosave dispatch of ABI v1.1 §2
+ *  (rst_dispatch, the autosave thread) is present, also on time there.
+ *  `deadline_ms` 0: no deadline. A new restore expires the previous one's
+ *  open tokens first (calling its did_finish_restoring); rst_engine_destroy
+ *  expires them without calling it.
+ *  @param[out] out the token, owned by the engine.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or out); RST_ERR_STATE
+ *          anywhere but a decode or finished callback of a restore in
+ *          progress (a factory, a migration, an encode, another thread). */
+RST_API rst_status rst_extend_restoration(rst_engine *e, uint32_t deadline_ms,
+                                          rst_restore_token **out);
+
+/** Completes a token. The last open token's completion runs
+ *  did_finish_restoring on the calling thread (any thread; the engine's lock
+ *  is taken) and removes the crash-loop marker.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or token, a token of
+ *          another engine); RST_ERR_STATE for a token already completed or
+ *          expired (nothing is freed twice). */
+RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name v1.1 §5: unclaimed records are carried, not lost (issue 11)
+ * Driven by `rst_engine_options.carry_saves` (options version 2, ABI v1.1
+ * §1; 0: none, UINT32_MAX: always). A record a restore skipped because
+ * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
+ * no registered object, factory or fallback — its plugin was uninstalled,
+ * say) is kept verbatim with its descendants and written back by the next
+ * `carry_saves` successful saves (rst_save, rst_save_to_buffer), after the
+ * live records, under the same path, as long as its parent is present in
+ * that save (or it is a root) and no live object now holds its path. The
+ * archive stores each carried record's count left (format flag 2,
+ * docs/FORMAT.md), so a relaunch continues the count instead of restarting
+ * it. References from and to carried records are kept when both ends are
+ * written (resolved by path at each save); a reference whose other end is
+ * not written is left out (an array loses that element). A carried record
+ * claimed again at a later restore is restored normally. Records skipped
+ * for any other reason (declined, quarantined, migrations, too new) are not
+ * carried. `restorectl inspect` marks carried records and their saves left. */
+/**@{*/
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
+ * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
+ *
+ * In 1.0, a process that dies during a restore makes the next restore of
+ * that archive set it aside. With quarantine, the crash-loop marker also
+ * names the record whose factory, migration, `decode` or `finished` was
+ * running (rewritten in place through a shared mapping: a memory store per
+ * callback, no system call, kept by the page cache when the process is
+ * killed). The next restore that finds such a marker of a dead process
+ * writes `<archive>.quarantine` naming that record, removes the marker,
+ * and restores everything else: the record and its descendants are skipped
+ * (RST_SKIP_QUARANTINED, with RST_SKIP_PARENT_SKIPPED below it), the
+ * restore returns RST_OK and the archive stays in place. A second death
+ * while a quarantine is in effect, or a death outside any object callback
+ * (should_restore, did_finish_restoring, the engine itself), sets the
+ * archive aside as in 1.0 (and removes the quarantine). The quarantine lasts
+ * until the next successful rst_save() (the archive then holds the new
+ * state; a quarantined record is not carried) or rst_discard(); it is
+ * ignored, and removed, once the archive bytes change. The engine that
+ * restores next decides: one without quarantine sets the archive aside
+ * whatever the marker names.
+ *
+ * An engine quarantines when created with an options struct of version 2
+ * or later, unless RST_ENGINE_NO_QUARANTINE is set; with a version-1
+ * struct (a 1.0 binary) it keeps 1.0's behaviour unless RST_ENGINE_QUARANTINE
+ * opts in. Needs the crash-loop guard (not with RST_ENGINE_NO_CRASH_GUARD).
+ * `restorectl quarantine ARCHIVE` shows a quarantine, `--clear` ends it. */
+/**@{*/
+#define RST_ENGINE_NO_QUARANTINE  (1u << 1) /**< keep 1.0's crash-loop behaviour (options v2) */
+#define RST_ENGINE_QUARANTINE     (1u << 2) /**< this library's addition: quarantine with a
+                                                 version-1 options struct */
 /**@}*/
 
 #ifdef __cplusplus

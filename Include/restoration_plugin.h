@@ -164,7 +164,7 @@ typedef struct rst_host_api {
     rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
     rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
     /* Members above: table_version 1. Members below: table_version 2
-       (library 1.1, ABI v1.1 §2–3); check with RST_HOST_API_HAS. */
+       (library 1.1, ABI v1.1 §2–9); check with RST_HOST_API_HAS. */
     rst_status  (*mark_dirty)(rst_engine *e, rst_object *o);
     bool        (*is_dirty)(rst_engine *e);
     rst_status  (*flush)(rst_engine *e);
@@ -176,6 +176,19 @@ typedef struct rst_host_api {
     rst_restore_reason (*last_restore_reason)(rst_engine *e);
     rst_status  (*restore_generation)(rst_engine *e, uint32_t generation);
     const char *(*restore_reason_name)(rst_restore_reason r);
+    rst_status  (*last_restore_skips)(rst_engine *e, rst_skipped_record **out, size_t *count);
+    const char *(*skip_reason_name)(rst_skip_reason r);
+    rst_status  (*encode_object_array)(rst_coder *c, const char *key, rst_object *const *v, size_t n);
+    rst_status  (*decode_object_array)(rst_coder *c, const char *key, size_t index,
+                                       rst_object **out, size_t *count);
+    rst_status  (*set_class_version)(rst_engine *e, const char *class_name, uint32_t version);
+    rst_status  (*register_migration)(rst_engine *e, const char *class_name, uint32_t from_version,
+                                      rst_migrate_fn fn, void *ctx);
+    uint32_t    (*coder_class_version)(rst_coder *c);
+    rst_status  (*coder_remove)(rst_coder *c, const char *key);
+    rst_status  (*coder_rename)(rst_coder *c, const char *from_key, const char *to_key);
+    rst_status  (*extend_restoration)(rst_engine *e, uint32_t deadline_ms, rst_restore_token **out);
+    rst_status  (*complete_restoration)(rst_engine *e, rst_restore_token *t);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
@@ -296,6 +309,19 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
  * a 1.0 host's table ends before it. */
 #define rst_engine_options_init     rst_plugin_api__->engine_options_init
 #define rst_coder_fail              rst_plugin_api__->coder_fail
+/* v1.1 (issue 11): check RST_HOST_API_HAS(api, member) before calling these
+ * on a host that may be older. */
+#define rst_last_restore_skips      rst_plugin_api__->last_restore_skips
+#define rst_skip_reason_name        rst_plugin_api__->skip_reason_name
+#define rst_encode_object_array     rst_plugin_api__->encode_object_array
+#define rst_decode_object_array     rst_plugin_api__->decode_object_array
+#define rst_set_class_version       rst_plugin_api__->set_class_version
+#define rst_register_migration      rst_plugin_api__->register_migration
+#define rst_coder_class_version     rst_plugin_api__->coder_class_version
+#define rst_coder_remove            rst_plugin_api__->coder_remove
+#define rst_coder_rename            rst_plugin_api__->coder_rename
+#define rst_extend_restoration      rst_plugin_api__->extend_restoration
+#define rst_complete_restoration    rst_plugin_api__->complete_restoration
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

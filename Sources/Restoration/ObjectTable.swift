@@ -97,6 +97,9 @@ final class ObjectTable {
     private var pending: [ObjectBox] = []
     /// Registrations before the next amortized sweep.
     private var sweepAt = 64
+    /// Issue 11, item 7: whether objects a restoration class or the fallback
+    /// makes are owned (kept alive) by the engine (Evolution.swift).
+    var ownsRestoredObjects = true
 
     init(core: Engine) {
         self.core = core
@@ -262,7 +265,7 @@ final class ObjectTable {
                 if boxes[stale.key] === stale { boxes[stale.key] = nil }
             }
             let box = ObjectBox(object: object, registry: self)
-            box.owned = object
+            if ownsRestoredObjects { box.owned = object }
             do throws(RestorationFailure) {
                 let node = try core.register(identifier: req.identifier, parent: req.parent,
                                              className: object.objectRestorationClass?.name ?? req.className, behavior: box)
@@ -285,6 +288,17 @@ final class ObjectTable {
 
     func isOwned(_ object: StateRestoring) -> Bool {
         locked { liveBox(of: object)?.owned != nil }
+    }
+
+    /// The engine stops owning `object`: its registration lasts while the
+    /// app keeps it alive.
+    func relinquish(_ object: StateRestoring) throws(RestorationError) {
+        try locked { () throws(RestorationError) in
+            guard let b = liveBox(of: object) else {
+                throw RestorationError.notFound("relinquish: \(describe(object)) is not registered with this engine")
+            }
+            b.owned = nil
+        }
     }
 }
 

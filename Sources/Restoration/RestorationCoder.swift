@@ -194,18 +194,26 @@ public final class RestorationCoder {
     /// - Parameters:
     ///   - value: The value.
     ///   - key: Non-empty UTF-8 of at most 255 bytes, unique within the record.
-    /// - Throws: ``RestorationError`` from the coder (a `UInt64` above
-    ///   `Int64.max` is ``RestorationError/invalid(_:)``; nesting deeper than
-    ///   32 records is ``RestorationError/limit(_:)``), or whatever the
-    ///   value's own `encode(to:)` throws.
+    /// - Throws: ``RestorationError``, like every coder method: from the
+    ///   coder (a `UInt64` above `Int64.max` is ``RestorationError/invalid(_:)``;
+    ///   nesting deeper than 32 records is ``RestorationError/limit(_:)``); an
+    ///   error the value's own `encode(to:)` throws becomes
+    ///   ``RestorationError/invalid(_:)`` with its description.
     ///
     /// The corresponding C functions are `rst_encode_begin_record` and the
     /// other `rst_encode_*` functions.
-    public func encode<T: Encodable>(_ value: T, forKey key: String) throws {
+    public func encode<T: Encodable>(_ value: T, forKey key: String) throws(RestorationError) {
         try check()
-        let value = try ArchiveTreeEncoder.encodeTree(value, key: key, location: location)
-        guard let value else { return }
-        try emit(value, forKey: key)
+        let tree: EncodedTree?
+        do {
+            tree = try ArchiveTreeEncoder.encodeTree(value, key: key, location: location)
+        } catch let e as RestorationError {
+            throw e
+        } catch {
+            throw RestorationError.invalid("encode: \(location), key '\(key)': \(T.self).encode(to:) threw: \(error)")
+        }
+        guard let tree else { return }
+        try emit(tree, forKey: key)
     }
 
     /// Stores a reference to another registered object; decoding it returns
@@ -256,7 +264,11 @@ public final class RestorationCoder {
     ///   - key: Non-empty UTF-8 of at most 255 bytes, unique within the record.
     ///   - body: Encodes the nested record's values with this same coder.
     /// - Throws: ``RestorationError/limit(_:)`` past 32 nested records;
-    ///   whatever `body` throws (the record is closed either way).
+    ///   whatever `body` throws (the record is closed either way). `body`
+    ///   may throw any error, so this method is `throws` rather than
+    ///   `throws(RestorationError)` (a closure's thrown type is not inferred
+    ///   from its body before Swift's FullTypedThrows); every error the
+    ///   coder itself raises is a ``RestorationError``.
     ///
     /// The corresponding C functions are `rst_encode_begin_record` and
     /// `rst_encode_end_record`.
@@ -297,6 +309,7 @@ public final class RestorationCoder {
     /// (decoding only; empty when encoding).
     public var allKeys: [String] {
         guard isValid, !isEncoding else { return [] }
+        if coder.mode == .migrating { return (try? coder.migrationKeys()) ?? [] }
         var keys: [String] = []
         try? coder.forEachField { name, _ in keys.append(name) }
         return keys
@@ -425,15 +438,23 @@ public final class RestorationCoder {
     ///   - type: The type to decode.
     ///   - key: The key.
     /// - Returns: The value, or nil when the key is absent.
-    /// - Throws: ``RestorationError`` (``RestorationError/type(_:)`` for a
-    ///   shape that does not match), or whatever `init(from:)` throws.
+    /// - Throws: ``RestorationError``, like every coder method
+    ///   (``RestorationError/type(_:)`` for a shape that does not match); an
+    ///   error `init(from:)` throws becomes ``RestorationError/invalid(_:)``
+    ///   with its description.
     ///
     /// The corresponding C functions are `rst_decode_begin_record` and the
     /// other `rst_decode_*` functions.
-    public func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
+    public func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws(RestorationError) -> T? {
         try check()
         guard let tree = try readTree(key) else { return nil }
-        return try ArchiveTreeDecoder.decode(T.self, from: tree, key: key, location: location)
+        do {
+            return try ArchiveTreeDecoder.decode(T.self, from: tree, key: key, location: location)
+        } catch let e as RestorationError {
+            throw e
+        } catch {
+            throw RestorationError.invalid("decode: \(location), key '\(key)': \(T.self).init(from:) threw: \(error)")
+        }
     }
 
     /// Reads a value, or `defaultValue` when the key is absent (a wrong type
@@ -445,7 +466,7 @@ public final class RestorationCoder {
     ///   - defaultValue: Returned when the key is absent.
     /// - Returns: The stored value or `defaultValue`.
     /// - Throws: As ``decode(_:forKey:)-(Decodable.Type,_)``.
-    public func decode<T: Decodable>(_ type: T.Type, forKey key: String, default defaultValue: @autoclosure () -> T) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type, forKey key: String, default defaultValue: @autoclosure () -> T) throws(RestorationError) -> T {
         try decode(type, forKey: key) ?? defaultValue()
     }
 
@@ -595,6 +616,8 @@ public final class RestorationCoder {
             return .stringArray(try withKey(key) { (k) throws(RestorationFailure) in try coder.decodeStringArray(k) })
         case .object:
             return .other("an object reference")
+        case .objectArray:
+            return .other("an array of object references")
         case .record:
             try withKey(key) { (k) throws(RestorationFailure) in try coder.decodeBeginRecord(k) }
             defer { try? coder.decodeEndRecord() }
@@ -632,6 +655,8 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
     case stringArray = 8
     /// `RST_TYPE_RECORD`: a nested keyed record.
     case record = 9
+    /// `RST_TYPE_OBJECT_ARRAY`: references to other objects (v1.1).
+    case objectArray = 10
     /// `RST_TYPE_UNKNOWN`: written by a newer format version.
     case unknown = 15
 
@@ -646,6 +671,7 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
         case .intArray: self = .intArray
         case .stringArray: self = .stringArray
         case .record: self = .record
+        case .objectArray: self = .objectArray
         case nil: self = .unknown
         }
     }

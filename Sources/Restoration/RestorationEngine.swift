@@ -167,6 +167,35 @@ public final class RestorationEngine: @unchecked Sendable {
         /// False: ``RestorationEngine/restore()`` neither checks nor writes
         /// the crash-loop marker (`RST_ENGINE_NO_CRASH_GUARD`).
         public var crashGuard: Bool
+        /// v1.1: when a restore dies inside one object's callback (its
+        /// factory, a migration, `decodeRestorableState` or
+        /// `applicationFinishedRestoringState`), the next restore skips that
+        /// object and its descendants (``RestorationEngine/SkipReason/quarantined``)
+        /// and restores the rest, instead of setting the whole archive
+        /// aside; a second death, or one outside object callbacks, still sets
+        /// it aside. The next successful save ends the quarantine. False by
+        /// default (1.0's behaviour). C: options version 2, or
+        /// `RST_ENGINE_QUARANTINE`.
+        public var crashQuarantine: Bool = false
+        /// Whether objects a restoration class (or the fallback factory)
+        /// creates are owned by the engine: kept alive, saved and restored
+        /// at every launch until the app unregisters them. True (the
+        /// default, 1.0's behaviour) suits objects nothing else holds.
+        /// False ties each such registration to the object's life, as for
+        /// objects the app registers itself: the engine holds it weakly, so
+        /// the factory must hand it to its owner (a parent's children, a
+        /// navigation stack) before returning, and when the app drops it,
+        /// it leaves the archive. See ``RestorationEngine/relinquish(_:)``
+        /// for one object at a time.
+        public var ownsRestoredObjects: Bool = true
+        /// v1.1: records a restore skipped because nothing could produce
+        /// them (no registered object, restoration class or fallback — a
+        /// plugin that was uninstalled) are kept with their descendants and
+        /// written back by the next `carrySaves` successful saves, so they
+        /// come back when their class returns. 0 (the default): dropped at
+        /// the next save, as in 1.0; `UInt32.max`: always. The C option is
+        /// `carry_saves` (options version 2).
+        public var carrySaves: UInt32 = 0
         /// Asked at every save; false rejects it
         /// (``RestorationError/rejected(_:)``) and the old archive stays.
         /// Nil: yes.
@@ -285,11 +314,14 @@ public final class RestorationEngine: @unchecked Sendable {
             throw RestorationError.limit("RestorationEngine: the idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
         let (delay, maxDelay) = try Self.autosaveTimes(options)
-        let config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
+        var config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard,
                                           autosaveDelayMs: delay, autosaveMaxDelayMs: maxDelay,
                                           generations: options.generations)
+        config.quarantine = options.crashQuarantine
+        config.carrySaves = options.carrySaves
+        let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
             // As rst_engine_create does: plugins reach this engine only
@@ -297,6 +329,7 @@ public final class RestorationEngine: @unchecked Sendable {
             PluginLoader.attach(to: engine, directory: dir)
         }
         self.registry = ObjectTable(core: engine)
+        self.registry.ownsRestoredObjects = ownsRestoredObjects
         self.options = options
         self.shouldSave = options.shouldSave
         self.shouldRestore = options.shouldRestore

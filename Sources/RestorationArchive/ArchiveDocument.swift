@@ -12,7 +12,9 @@ public indirect enum ArchiveValue: Equatable, Sendable {
     case intArray([Int64])
     case stringArray([String])
     case record([ArchiveEntry])
-    /// A value of a future type (tag 10...15), kept as its raw payload.
+    /// v1.1: references to records (indexes in ArchiveDocument.objects).
+    case objectArray([Int])
+    /// A value of a future type (tag 11...15), kept as its raw payload.
     case unknown(tag: UInt8, payload: [UInt8])
 
     /// The tag this value is written with.
@@ -27,6 +29,7 @@ public indirect enum ArchiveValue: Equatable, Sendable {
         case .intArray: return ValueTag.intArray.rawValue
         case .stringArray: return ValueTag.stringArray.rawValue
         case .record: return ValueTag.record.rawValue
+        case .objectArray: return ValueTag.objectArray.rawValue
         case .unknown(let t, _): return t
         }
     }
@@ -58,11 +61,16 @@ public struct ArchiveObject: Equatable, Sendable {
     public var parent: Int?
     public var className: String?
     public var entries: [ArchiveEntry]
-    public init(identifier: String, parent: Int? = nil, className: String? = nil, entries: [ArchiveEntry] = []) {
+    /// v1.1: the class version the record stores (0: none, as in v1 archives).
+    public var version: UInt32
+    /// v1.1 §5: 0 live; 1 + saves left for a carried record (UInt32.max: always).
+    public var carry: UInt32 = 0
+    public init(identifier: String, parent: Int? = nil, className: String? = nil, entries: [ArchiveEntry] = [], version: UInt32 = 0) {
         self.identifier = identifier
         self.parent = parent
         self.className = className
         self.entries = entries
+        self.version = version
     }
 }
 
@@ -86,9 +94,16 @@ public struct ArchiveDocument: Equatable, Sendable {
                 identifier: reader.name(reader.identifier(ofRecord: r)),
                 parent: reader.parent(ofRecord: r),
                 className: reader.className(ofRecord: r).map { reader.name($0) },
-                entries: ArchiveDocument.entries(reader, reader.fields(ofRecord: r))))
+                entries: ArchiveDocument.entries(reader, reader.fields(ofRecord: r)),
+                version: reader.version(ofRecord: r)))
+            objs[objs.count - 1].carry = reader.carry(ofRecord: r)
         }
         objects = objs
+    }
+
+    /// The values of record r of a (validated) reader.
+    public static func entries(of reader: ArchiveReader, record r: Int) -> [ArchiveEntry] {
+        entries(reader, reader.fields(ofRecord: r))
     }
 
     public init(bytes: [UInt8]) throws(ArchiveFailure) {
@@ -118,6 +133,11 @@ public struct ArchiveDocument: Equatable, Sendable {
                 r.forEachStringArrayElement(f) { a.append(String(decoding: $0, as: UTF8.self)) }
                 value = .stringArray(a)
             case .record?: value = .record(entries(r, r.recordFields(f)))
+            case .objectArray?:
+                var a: [Int] = []
+                a.reserveCapacity(r.objectArrayCount(f))
+                r.forEachObjectArrayElement(f) { a.append($0) }
+                value = .objectArray(a)
             case nil: value = .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
             }
             out.append(ArchiveEntry(key: r.keyName(f.key), value: value))
@@ -150,6 +170,8 @@ public struct ArchiveDocument: Equatable, Sendable {
             throw WriteFailure.limit("the document has \(objects.count) objects, more than the limit of \(ArchiveLimits.maxObjects)")
         }
         var w = ArchiveWriter(estimatedObjects: objects.count)
+        w.recordVersions = objects.contains { $0.version != 0 }
+        w.recordCarry = objects.contains { $0.carry != 0 }
         var depths: [Int] = []
         depths.reserveCapacity(objects.count)
         struct PathKey: Hashable { var parent: Int; var identifier: String }
@@ -188,7 +210,13 @@ public struct ArchiveDocument: Equatable, Sendable {
                 classIndex = ArchiveDocument.intern(c, &w, key: false)
             }
             let ident = ArchiveDocument.intern(o.identifier, &w, key: false)
-            w.beginObject(identifier: ident, parent: o.parent, className: classIndex)
+            if w.recordCarry {
+                w.beginObject(identifier: ident, parent: o.parent, className: classIndex, version: o.version, carry: o.carry)
+            } else if w.recordVersions {
+                w.beginObject(identifier: ident, parent: o.parent, className: classIndex, version: o.version)
+            } else {
+                w.beginObject(identifier: ident, parent: o.parent, className: classIndex)
+            }
             try writeEntries(o.entries, &w, object: i, trail: [])
             try w.endObject()
         }
@@ -237,6 +265,11 @@ public struct ArchiveDocument: Equatable, Sendable {
                         throw fail("the object reference \(r) is out of range (\(objects.count) objects)")
                     }
                     try w.writeObject(k, record: r)
+                case .objectArray(let a):
+                    for r in a where r < 0 || r >= objects.count {
+                        throw fail("the object array element \(r) is out of range (\(objects.count) objects)")
+                    }
+                    try a.withUnsafeBufferPointer { u throws(WriteFailure) in try w.writeObjectArray(k, records: u) }
                 case .intArray(let a):
                     try typed { try a.withUnsafeBufferPointer { u in try w.writeIntArray(k, u) } }
                 case .stringArray(let a):

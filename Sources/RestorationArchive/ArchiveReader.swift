@@ -115,6 +115,13 @@ public final class ArchiveReader {
         return c == 0 ? nil : c &- 1
     }
 
+    /// v1.1: the class version record r stores (0 when the archive stores none).
+    @inlinable public func version(ofRecord r: Int) -> UInt32 { _record(r).version }
+
+    /// v1.1 §5: 0 for a live record; 1 + the saves that will still carry it
+    /// for a carried record (UInt32.max: always).
+    @inlinable public func carry(ofRecord r: Int) -> UInt32 { _record(r).carry }
+
     /// Length of the parent chain of record r (a root is 0).
     @inlinable public func depth(ofRecord r: Int) -> Int { Int(_record(r).depth) }
 
@@ -222,7 +229,7 @@ public final class ArchiveReader {
             self.payload = payload
             self.end = end
         }
-        /// nil for a future type (raw tag 10...15).
+        /// nil for a future type (raw tag 11...15).
         @inlinable public var tag: ValueTag? { ValueTag(rawValue: rawTag) }
     }
 
@@ -255,7 +262,7 @@ public final class ArchiveReader {
             end = p
         case .fixed64:
             end = p &+ 8
-        case .text, .bytes, .zigzagArray, .textArray, .fields, .future:
+        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .future:
             guard let len = readVarint(_base, &p, limit), len <= UInt64(max(0, limit &- p)) else { return nil }
             end = p &+ Int(truncatingIfNeeded: len)
             return Field(key: key, rawTag: tag, payload: p, end: end)
@@ -396,6 +403,38 @@ public final class ArchiveReader {
             try body(UnsafeRawBufferPointer(start: _base + p, count: len))
             p &+= len
             count &-= 1
+        }
+    }
+
+    /// v1.1: the number of elements of an object array.
+    @inlinable public func objectArrayCount(_ f: Field) -> Int {
+        var p = f.payload
+        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+    }
+
+    /// v1.1: every record index of an object array, in order.
+    @inlinable public func forEachObjectArrayElement(_ f: Field, _ body: (Int) throws -> Void) rethrows {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        var count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        while count > 0 {
+            guard let v = readVarint(_base, &p, limit) else { return }
+            try body(Int(truncatingIfNeeded: v))
+            count &-= 1
+        }
+    }
+
+    /// v1.1: element `index` of an object array (a record index), nil when out of range.
+    @inlinable public func objectArrayElement(_ f: Field, at index: Int) -> Int? {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        guard index >= 0 && index < count else { return nil }
+        var i = 0
+        while true {
+            guard let v = readVarint(_base, &p, limit) else { return nil }
+            if i == index { return Int(truncatingIfNeeded: v) }
+            i &+= 1
         }
     }
 

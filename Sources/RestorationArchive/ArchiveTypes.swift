@@ -48,10 +48,12 @@ public enum ArchiveFailure: Error, Equatable, CustomStringConvertible, Sendable 
 }
 
 /// The type of a stored value: the low nibble of a field's header byte.
-/// Tags 10...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
+/// Tags 11...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
 public enum ValueTag: UInt8, Sendable, CaseIterable {
     case boolFalse = 0, boolTrue = 1, int = 2, double = 3, string = 4, bytes = 5,
-         object = 6, intArray = 7, stringArray = 8, record = 9
+         object = 6, intArray = 7, stringArray = 8, record = 9,
+         /// v1.1: an array of object references (docs/FORMAT.md, tag 10).
+         objectArray = 10
 }
 
 // MARK: - The one table of tags and payload shapes
@@ -79,8 +81,11 @@ public enum PayloadShape: UInt8, Sendable {
     case textArray
     /// `varint byte_len`, then fields of the same syntax filling it (a nested record).
     case fields
+    /// `varint byte_len`, then within it `varint count` + count record
+    /// indexes (varints below object_count): an array of object references.
+    case recordIndexArray
     /// `varint byte_len` + byte_len bytes a version-1 reader does not
-    /// interpret (tags 10...15: future types, skipped).
+    /// interpret (tags 11...15: future types, skipped).
     case future
 
     /// The shape of a raw tag (0...15). The one place that maps tags to layouts.
@@ -96,7 +101,8 @@ public enum PayloadShape: UInt8, Sendable {
         case 7: return .zigzagArray            // ValueTag.intArray
         case 8: return .textArray              // ValueTag.stringArray
         case 9: return .fields                 // ValueTag.record
-        default: return .future                // 10...15
+        case 10: return .recordIndexArray      // ValueTag.objectArray (v1.1)
+        default: return .future                // 11...15
         }
     }
 
@@ -110,8 +116,9 @@ extension ValueTag {
     @inlinable @inline(__always)
     public var shape: PayloadShape { PayloadShape.of(rawTag: rawValue) }
 
-    /// Raw tags a version-1 reader skips without understanding (10...15).
-    public static let futureRawTags: ClosedRange<UInt8> = 10...15
+    /// Raw tags this reader skips without understanding (11...15; tag 10,
+    /// object arrays, was one of them for readers before v1.1, which skip it).
+    public static let futureRawTags: ClosedRange<UInt8> = 11...15
 
     /// Whether `raw` is a tag reserved for future types.
     @inlinable @inline(__always)
@@ -156,6 +163,18 @@ public enum ArchiveFormat {
     public static let magic: [UInt8] = [0x89, 0x52, 0x53, 0x54, 0x0D, 0x0A, 0x1A, 0x0A]
     /// The format version this module writes and reads.
     public static let version: UInt16 = 1
+    /// Header flag (v1.1): every record stores its class version, a varint
+    /// after `class`. Set only when some record has a version other than 0,
+    /// so archives without versions stay byte-identical to v1's.
+    public static let flagRecordVersions: UInt16 = 1
+    /// Header flag (v1.1 §5): every record stores `carry`, a varint after
+    /// the version (or after `class` without flag 1): 0 for a live record,
+    /// 1 + the saves that will still carry it for a record carried for a
+    /// class nothing could produce (UInt32.max: always). Set only when the
+    /// archive holds a carried record.
+    public static let flagRecordCarry: UInt16 = 2
+    /// The flags this reader understands.
+    public static let knownFlags: UInt16 = flagRecordVersions | flagRecordCarry
     /// magic(8) + version(2) + flags(2) + total_len(4).
     public static let fixedHeaderBytes: Int = 16
     /// The smallest well-formed archive: the fixed header, an info block with

@@ -186,6 +186,11 @@ struct WriterCore {
     @usableFromInline var maxRef: Int
     /// The first error of a call that cannot throw; `finish` reports it.
     @usableFromInline var sticky: WriteFailure?
+    /// v1.1: records store their class version (header flag
+    /// `ArchiveFormat.flagRecordVersions`); decided before the first record.
+    @usableFromInline var recordVersions = false
+    /// v1.1 §5: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
+    @usableFromInline var recordCarry = false
 
     /// Records above this many keys switch from a linear scan to a dictionary.
     @inlinable static var smallRecordKeys: Int { 16 }
@@ -236,6 +241,8 @@ struct WriterCore {
         recordCount = o.recordCount
         maxRef = o.maxRef
         sticky = o.sticky
+        recordVersions = o.recordVersions
+        recordCarry = o.recordCarry
     }
 
     /// Back to the state of a new writer, keeping the memory.
@@ -253,6 +260,8 @@ struct WriterCore {
         recordCount = 0
         maxRef = -1
         sticky = nil
+        recordVersions = false
+        recordCarry = false
     }
 
     func release() {
@@ -430,7 +439,7 @@ struct WriterCore {
 
     // MARK: objects and nested records
 
-    mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?) {
+    mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0, carry: UInt32 = 0) {
         if depth >= 0 {
             if sticky == nil {
                 sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
@@ -457,6 +466,16 @@ struct WriterCore {
         p += putVarint(p, UInt64(identifier))
         p += putVarint(p, delta)
         p += putVarint(p, className.map { UInt64($0) + 1 } ?? 0)
+        if recordVersions {
+            p += putVarint(p, UInt64(version))
+        } else if version != 0 && sticky == nil {
+            sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
+        }
+        if recordCarry {
+            p += putVarint(p, UInt64(carry))
+        } else if carry != 0 && sticky == nil {
+            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
+        }
         count = p - out
         fLenPos = count
         count += 1
@@ -561,7 +580,8 @@ struct WriterCore {
             p += 1
         }
         p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
-        p.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        let flags = (recordVersions ? ArchiveFormat.flagRecordVersions : 0) | (recordCarry ? ArchiveFormat.flagRecordCarry : 0)
+        p.storeBytes(of: flags.littleEndian, toByteOffset: 2, as: UInt16.self)
         p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
         p += 8
         func putString(_ s: inout String) {
@@ -699,6 +719,70 @@ public struct ArchiveWriter {
         _core.pointee.beginObject(identifier: identifier, parent: parent, className: className)
     }
 
+    /// v1.1: starts a record that stores its class version. Requires
+    /// `recordVersions` (else `finish` fails with `.state` for a version other than 0).
+    public mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32) {
+        _core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version)
+    }
+
+    /// v1.1: whether every record stores its class version (the header flag
+    /// `ArchiveFormat.flagRecordVersions`). Set before the first record;
+    /// false (the default) writes v1 bytes.
+    /// v1.1 §5: starts a record with its class version and carry count
+    /// (each needs its flag: `recordVersions`, `recordCarry`).
+    public mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32, carry: UInt32) {
+        _core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version, carry: carry)
+    }
+
+    /// v1.1 §5: whether every record stores its carry count (header flag
+    /// `ArchiveFormat.flagRecordCarry`). Set before the first record.
+    public var recordCarry: Bool {
+        get { _box.core.pointee.recordCarry }
+        set {
+            let c = _core
+            if c.pointee.recordCount > 0 {
+                if c.pointee.sticky == nil { c.pointee.sticky = .state("recordCarry was changed after the first record") }
+                return
+            }
+            c.pointee.recordCarry = newValue
+        }
+    }
+
+    public var recordVersions: Bool {
+        get { _box.core.pointee.recordVersions }
+        set {
+            let c = _core
+            if c.pointee.recordCount > 0 {
+                if c.pointee.sticky == nil { c.pointee.sticky = .state("recordVersions was changed after the first record") }
+                return
+            }
+            c.pointee.recordVersions = newValue
+        }
+    }
+
+    /// v1.1: an array of references to records (each earlier, later or
+    /// itself; `finish` checks they exist). Tag 10 (docs/FORMAT.md).
+    public mutating func writeObjectArray(_ key: UInt32, records: UnsafeBufferPointer<Int>) throws(WriteFailure) {
+        let c = _core
+        let n = records.count
+        if _slowPath(n > ArchiveLimits.maxArchiveBytes / 4) { throw c.pointee.tooBig(n &* 4) }
+        var maxR = -1
+        for r in records {
+            if r < 0 || r >= ArchiveLimits.maxObjects {
+                throw WriteFailure.state("record \(c.pointee.recordCount - 1): object reference to record \(r) is out of range")
+            }
+            if r > maxR { maxR = r }
+        }
+        var content = varintSize(UInt64(n))
+        for r in records { content &+= varintSize(UInt64(r)) }
+        var p = try c.pointee.openField(key, ValueTag.objectArray.rawValue, content &+ 10)
+        p += putVarint(p, UInt64(content))
+        p += putVarint(p, UInt64(n))
+        for r in records { p += putVarint(p, UInt64(r)) }
+        if maxR > c.pointee.maxRef { c.pointee.maxRef = maxR }
+        c.pointee.commit(p)
+    }
+
     /// Closes the open object. `.state` if a nested record is still open or no
     /// object is open.
     public mutating func endObject() throws(WriteFailure) {
@@ -738,7 +822,7 @@ public struct ArchiveWriter {
         try _writeLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
     }
 
-    /// Writes a value of a future type (tag 10...15) with an opaque payload;
+    /// Writes a value of a future type (tag 11...15) with an opaque payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
         guard ValueTag.isFuture(rawTag: tag) else {

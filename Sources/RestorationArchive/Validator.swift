@@ -21,6 +21,10 @@ struct RecordInfo {
     @usableFromInline var depth: Int32
     @usableFromInline var fieldsStart: Int32
     @usableFromInline var fieldsEnd: Int32
+    /// v1.1: the record's class version (0 in archives without versions).
+    @usableFromInline var version: UInt32 = 0
+    /// v1.1 §5: 0 live; 1 + saves left for a carried record.
+    @usableFromInline var carry: UInt32 = 0
 }
 
 /// Owns every allocation of a reader (and, while validating, the scratch
@@ -85,6 +89,10 @@ struct Validator {
     var refCap = 0
     var forward = false
     var firstRecordAt = 0
+    /// v1.1: records store their class version (header flag).
+    var versioned = false
+    /// v1.1 §5: records store their carry count (header flag).
+    var carrying = false
 
     // Error context.
     var record = -1
@@ -137,8 +145,8 @@ struct Validator {
             throw ArchiveFailure.version("unsupported format version \(version) at byte 8 (this reader supports version \(ArchiveFormat.version))")
         }
         let flags = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
-        if flags != 0 {
-            throw ArchiveFailure.version("unknown flags 0x\(String(flags, radix: 16)) at byte 10 (format version 1 defines none)")
+        if flags & ~ArchiveFormat.knownFlags != 0 {
+            throw ArchiveFailure.version("unknown flags 0x\(String(flags & ~ArchiveFormat.knownFlags, radix: 16)) at byte 10 (this reader knows 0x\(String(ArchiveFormat.knownFlags, radix: 16)): record versions)")
         }
         let total = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
         if total > count {
@@ -167,6 +175,8 @@ struct Validator {
         }
 
         var v = Validator(bytes: UnsafeRawPointer(copy), count: count, storage: st)
+        v.versioned = flags & ArchiveFormat.flagRecordVersions != 0
+        v.carrying = flags & ArchiveFormat.flagRecordCarry != 0
         let info = try v.parse()
         st.freeScratch()
         return (st, info, v)
@@ -444,10 +454,28 @@ struct Validator {
             if cls > 0 && Int(names[Int(cls - 1)].len) > ArchiveLimits.maxClassNameBytes {
                 throw limit("class name is more than \(ArchiveLimits.maxClassNameBytes) bytes", at: clAt)
             }
+            var classVersion: UInt32 = 0
+            if versioned {
+                let vAt = pos
+                let v = try varint(end, "class version")
+                if v > UInt64(UInt32.max) {
+                    throw corrupt("class version \(v) does not fit in 32 bits", at: vAt)
+                }
+                classVersion = UInt32(v)
+            }
+            var carry: UInt32 = 0
+            if carrying {
+                let cAt = pos
+                let v = try varint(end, "carry count")
+                if v > UInt64(UInt32.max) {
+                    throw corrupt("carry count \(v) does not fit in 32 bits", at: cAt)
+                }
+                carry = UInt32(v)
+            }
             let treeDepth = parent < 0 ? 0 : Int(records[parent].depth) + 1
             records[i] = RecordInfo(identifier: UInt32(ident), parent: Int32(parent),
                                     classPlusOne: UInt32(cls), depth: Int32(treeDepth),
-                                    fieldsStart: 0, fieldsEnd: 0)
+                                    fieldsStart: 0, fieldsEnd: 0, version: classVersion, carry: carry)
             // Depths run from 0 (a root) to maxTreeDepth - 1, as the engine registers them.
             if treeDepth >= ArchiveLimits.maxTreeDepth {
                 throw limit("the parent chain is \(treeDepth + 1) records long, more than the limit of \(ArchiveLimits.maxTreeDepth) (RST_MAX_TREE_DEPTH)", at: pdAt)
@@ -692,6 +720,30 @@ struct Validator {
                 fks = keyTop
                 big = false
                 seen = 0
+            case .recordIndexArray:
+                let len = try length(fe, "object array length")
+                let ce = pos &+ len
+                let cAt = pos
+                let count = try varint(ce, "object array count")
+                if count > UInt64(ce &- pos) {
+                    throw corrupt("object array count \(count) cannot fit in its \(len) bytes", at: cAt)
+                }
+                var c = Int(truncatingIfNeeded: count)
+                while c > 0 {
+                    let at = pos
+                    let target = try varint(ce, "object array element")
+                    if target >= UInt64(objectCount) {
+                        throw corrupt("object array element refers to record \(target), out of range (object_count \(objectCount))", at: at)
+                    }
+                    if target >= UInt64(r) { forward = true }
+                    if refCount == refCap { growRefs() }
+                    refs[refCount] = Int32(truncatingIfNeeded: target)
+                    refCount &+= 1
+                    c &-= 1
+                }
+                if pos != ce {
+                    throw corrupt("object array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                }
             case .future:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")

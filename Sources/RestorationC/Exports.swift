@@ -330,3 +330,64 @@ public func rst_restore_generation(_ e: OpaquePointer!, _ generation: UInt32) ->
 public func rst_restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CChar>! {
     CFace.restore_reason_name(r)
 }
+
+// MARK: v1.1 §7–8 (issue 11): skips, object arrays
+
+@c @implementation
+public func rst_last_restore_skips(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_skipped_record>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.last_restore_skips(e, out, count)
+}
+
+@c @implementation
+public func rst_skip_reason_name(_ r: rst_skip_reason) -> UnsafePointer<CChar>! {
+    CFace.skip_reason_name(r)
+}
+
+@c @implementation
+public func rst_encode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<OpaquePointer?>!, _ n: Int) -> rst_status {
+    CFace.encode_object_array(c, key, v, n)
+}
+
+@c @implementation
+public func rst_decode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ index: Int, _ out: UnsafeMutablePointer<OpaquePointer?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_object_array(c, key, index, out, count)
+}
+
+// MARK: v1.1 §4 (issue 11): class versions and migrations
+
+@c @implementation
+public func rst_set_class_version(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ version: UInt32) -> rst_status {
+    CFace.set_class_version(e, class_name, version)
+}
+
+@c @implementation
+public func rst_register_migration(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ from_version: UInt32, _ fn: rst_migrate_fn!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.register_migration(e, class_name, from_version, fn, ctx)
+}
+
+@c @implementation
+public func rst_coder_class_version(_ c: OpaquePointer!) -> UInt32 {
+    CFace.coder_class_version(c)
+}
+
+@c @implementation
+public func rst_coder_remove(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
+    CFace.coder_remove(c, key)
+}
+
+@c @implementation
+public func rst_coder_rename(_ c: OpaquePointer!, _ from_key: UnsafePointer<CChar>!, _ to_key: UnsafePointer<CChar>!) -> rst_status {
+    CFace.coder_rename(c, from_key, to_key)
+}
+
+// MARK: v1.1 §9 (issue 11): restoration that finishes later
+
+@c @implementation
+public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.extend_restoration(e, deadline_ms, out)
+}
+
+@c @implementation
+public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
+    CFace.complete_restoration(e, t)
+}

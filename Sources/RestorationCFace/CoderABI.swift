@@ -200,6 +200,7 @@ extension CFace {
             case .intArray?: return RST_TYPE_INT_ARRAY
             case .stringArray?: return RST_TYPE_STRING_ARRAY
             case .record?: return RST_TYPE_RECORD
+            case .objectArray?: return RST_TYPE_OBJECT_ARRAY
             case nil: return RST_TYPE_UNKNOWN
             }
         } catch {

@@ -74,9 +74,15 @@ extension CFace {
                                     attachPlugins: (Engine, String) -> Void) -> rst_status {
         guard let opts else { return fail(.invalid, "rst_engine_create: opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
         guard let out else { return fail(.invalid, "rst_engine_create: out is NULL") }
-        let o = opts.pointee
-        guard o.version >= 1, o.version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
-            return fail(.version, "rst_engine_create: opts->version is \(o.version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
+        // Only as much of the struct as its version has is read: a version-1
+        // caller's struct ends at `log` (the rest of `o` stays zero).
+        let version = UnsafeRawPointer(opts).load(as: UInt32.self)
+        guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
+            return fail(.version, "rst_engine_create: opts->version is \(version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
+        }
+        var o = rst_engine_options()
+        withUnsafeMutableBytes(of: &o) { dst in
+            dst.copyMemory(from: UnsafeRawBufferPointer(start: opts, count: optionsSize(version: version)))
         }
         func text(_ p: UnsafePointer<CChar>?, _ field: String) -> Result<String?, RestorationFailure> {
             guard let p else { return .success(nil) }
@@ -99,22 +105,24 @@ extension CFace {
         if let idiom, idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
             return fail(.limit, "rst_engine_create: opts->idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
-        let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD)
+        let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD) | evolutionEngineFlags
         if o.flags & ~known != 0 {
             return fail(.invalid, "rst_engine_create: opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
         }
         // Version 2's members, read only from a version 2 struct (a version 1
         // struct may end at `log`).
         let v2: OptionsV2
-        switch optionsV2(opts, archivePath: archive) {
+        switch withUnsafePointer(to: o, { optionsV2($0, archivePath: archive) }) {
         case .success(let v): v2 = v
         case .failure(let f): return fail(f, in: "rst_engine_create")
         }
-        let config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
+        var config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
                                           appVersion: app ?? "", idiom: idiom ?? "",
                                           crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0,
                                           autosaveDelayMs: v2.autosaveDelayMs, autosaveMaxDelayMs: v2.autosaveMaxDelayMs,
                                           generations: v2.generations)
+        config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // v1.1 §6 (EvolutionABI.swift)
+        config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // v1.1 §5
         let e = Engine(configuration: config)
         let h = handle(e)
         let ctx = o.ctx

@@ -14,6 +14,7 @@ struct OptionsV2 {
     var autosaveDelayMs: UInt32 = 0
     var autosaveMaxDelayMs: UInt32 = 0
     var generations: Int = 0
+    var carrySaves: UInt32 = 0
 }
 
 /// The size of `rst_engine_options` as a caller of `version` knows it.
@@ -30,9 +31,6 @@ func optionsV2(_ opts: UnsafePointer<rst_engine_options>, archivePath: String?) 
     if o.generations > UInt32(FileStore.maxGenerations) {
         return .failure(RestorationFailure(.invalid, "opts->generations is \(o.generations); at most \(FileStore.maxGenerations) generations are kept"))
     }
-    if o.carry_saves != 0 {
-        return .failure(RestorationFailure(.invalid, "opts->carry_saves is \(o.carry_saves); this library does not carry unclaimed records yet (set it to 0)"))
-    }
     if o.autosave_max_delay_ms != 0 && o.autosave_max_delay_ms < o.autosave_delay_ms {
         return .failure(RestorationFailure(.invalid, "opts->autosave_max_delay_ms (\(o.autosave_max_delay_ms)) is below opts->autosave_delay_ms (\(o.autosave_delay_ms))"))
     }
@@ -40,7 +38,7 @@ func optionsV2(_ opts: UnsafePointer<rst_engine_options>, archivePath: String?) 
         return .failure(RestorationFailure(.invalid, "opts->autosave_delay_ms and opts->generations need an archive_path"))
     }
     return .success(OptionsV2(autosaveDelayMs: o.autosave_delay_ms, autosaveMaxDelayMs: o.autosave_max_delay_ms,
-                              generations: Int(o.generations)))
+                              generations: Int(o.generations), carrySaves: o.carry_saves))
 }
 
 extension CFace {

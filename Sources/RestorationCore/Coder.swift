@@ -56,6 +56,8 @@ public final class Coder {
         /// A factory's coder in pass 1: referenced records may not be materialized yet.
         case factory
         case decoding
+        /// v1.1: a migration step edits a record (Migrations.swift).
+        case migrating
     }
 
     public private(set) var mode: Mode = .idle
@@ -102,6 +104,8 @@ public final class Coder {
     }
     /// `callbackFailure != nil`, without copying it after every callback.
     private(set) var hasCallbackFailure = false
+    /// v1.1: the record a migration step edits (`.migrating` mode).
+    var migration: MigrationEditor?
 
     init(engine: Engine) {
         self.engine = engine
@@ -154,6 +158,20 @@ public final class Coder {
         if let a = attachmentUnmanaged { a._withUnsafeGuaranteedRef { $0.callbackDidEnd() } }
     }
 
+    func beginMigrating(record: Int, editor: MigrationEditor) {
+        self.record = record
+        node = nil
+        migration = editor
+        mode = .migrating
+    }
+
+    func endMigrating() {
+        mode = .idle
+        migration?.releaseBorrowed()
+        migration = nil
+        if let a = attachment { a.callbackDidEnd() }
+    }
+
     /// Keeps `a` with this coder for as long as the coder lives.
     public func attach(_ a: CoderAttachment) {
         attachment = a
@@ -167,8 +185,8 @@ public final class Coder {
         switch mode {
         case .encoding:
             return "object '\(node?.path ?? "?")'"
-        case .factory, .decoding:
-            if let reader { return "record \(record) ('\(reader.path(ofRecord: record))')" }
+        case .factory, .decoding, .migrating:
+            if let reader { return "record \(record) ('\(reader.path(ofRecord: record))')\(mode == .migrating ? " (migrating)" : "")" }
             return "record \(record)"
         case .idle:
             return "coder"
@@ -215,7 +233,10 @@ public final class Coder {
 
     @usableFromInline @inline(never)
     func stateFailure(encode: Bool) -> RestorationFailure {
-        RestorationFailure(.state, encode
+        if mode == .migrating {
+            return RestorationFailure(.state, "\(location): object references cannot be read or written in a migration (no object exists yet); they stay as they are and can be renamed or removed")
+        }
+        return RestorationFailure(.state, encode
             ? "called outside an encode callback (the coder is only valid during the callback it was passed to)"
             : "called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
     }
@@ -243,18 +264,21 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .bool(v)) }
         let k = try encodingKey(key)
         do { try writer.writeBool(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .int(v)) }
         let k = try encodingKey(key)
         do { try writer.writeInt(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .double(v)) }
         let k = try encodingKey(key)
         do { try writer.writeDouble(k, v) } catch { throw record(error, key: key) }
     }
@@ -262,6 +286,10 @@ public final class Coder {
     /// `utf8` must be valid UTF-8 without NUL bytes.
     @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) {
+            guard ArgumentRules.isText(utf8) else { throw RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)") }
+            return try migrationWrite(key, .string(String(decoding: utf8, as: UTF8.self)))
+        }
         let k = try encodingKey(key)
         guard ArgumentRules.isText(utf8) else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
@@ -271,6 +299,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .bytes(Array(bytes))) }
         let k = try encodingKey(key)
         do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key) }
     }
@@ -289,11 +318,18 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .intArray(Array(values))) }
         let k = try encodingKey(key)
         do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key) }
     }
 
     public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) {
+            for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
+                throw RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)")
+            }
+            return try migrationWrite(key, .stringArray(elements.map { String(decoding: $0, as: UTF8.self) }))
+        }
         let k = try encodingKey(key)
         for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
@@ -303,12 +339,14 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationBeginRecord(key, create: true) }
         let k = try encodingKey(key)
         do { try writer.beginRecord(k) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeEndRecord() throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationEndRecord() }
         guard mode == .encoding else { throw stateFailure(encode: true) }
         guard writer.nestingDepth > 0 else {
             throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
@@ -370,11 +408,13 @@ public final class Coder {
         case .intArray: return "an int array"
         case .stringArray: return "a string array"
         case .record: return "a record"
+        case .objectArray: return "an object array"
         case nil: return "a value of a type this version does not know"
         }
     }
 
     public func contains(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        if _slowPath(mode == .migrating) { return migratingContains(key) }
         if mode == .encoding {
             guard let k = try? encodingKeyIndex(key) else { return false }
             return writer.tag(ofKey: k) != nil
@@ -389,6 +429,7 @@ public final class Coder {
 
     /// The type under `key`: nil when absent; `.some(nil)` for an unknown (future) type.
     public func valueType(_ key: KeyBytes) throws(RestorationFailure) -> ValueTag?? {
+        if _slowPath(mode == .migrating) { return try migratingValueType(key) }
         if mode == .encoding {
             let k = try encodingKeyIndex(key)
             guard let t = writer.tag(ofKey: k) else { return nil }
@@ -400,18 +441,21 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        if _slowPath(mode == .migrating) { return try migrationRead(key, .boolFalse) == .bool(true) }
         let f = try typed(key, .boolFalse)
         return f.tag == .boolTrue
     }
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
+        if _slowPath(mode == .migrating) { if case .int(let v) = try migrationRead(key, .int) { return v }; return 0 }
         let f = try typed(key, .int)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
     @inlinable @inline(__always)
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
+        if _slowPath(mode == .migrating) { if case .double(let v) = try migrationRead(key, .double) { return v }; return 0 }
         let f = try typed(key, .double)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }
@@ -419,6 +463,7 @@ public final class Coder {
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) { return try migratingBytes(key, .string) }
         let f = try typed(key, .string)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
@@ -430,6 +475,7 @@ public final class Coder {
     /// Borrowed from the archive; valid until the callback returns.
     @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) { return try migratingBytes(key, .bytes) }
         let f = try typed(key, .bytes)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
@@ -457,6 +503,7 @@ public final class Coder {
     }
 
     public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
+        if _slowPath(mode == .migrating) { return try migratingIntArray(key).count }
         let f = try typed(key, .intArray)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArrayCount(f) }
     }
@@ -464,6 +511,12 @@ public final class Coder {
     /// Copies into `buffer` when it is large enough; returns the count either way.
     @inlinable @inline(__always)
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
+        if _slowPath(mode == .migrating) {
+            let a = try migratingIntArray(key)
+            guard let buffer, buffer.count >= a.count else { return (a.count, a.isEmpty) }
+            for (i, v) in a.enumerated() { buffer[i] = v }
+            return (a.count, true)
+        }
         let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
@@ -473,6 +526,7 @@ public final class Coder {
     }
 
     public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
+        if _slowPath(mode == .migrating) { return try migratingIntArray(key) }
         let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
@@ -483,18 +537,24 @@ public final class Coder {
     }
 
     public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
+        if _slowPath(mode == .migrating) { return try migratingStringArray(key).count }
         let f = try typed(key, .stringArray)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.stringArrayCount(f) }
     }
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.
     public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
+        if _slowPath(mode == .migrating) {
+            let a = try migratingStringArray(key)
+            return (index >= 0 && index < a.count ? migration.unsafelyUnwrapped.borrow(Array(a[index].utf8)) : nil, a.count)
+        }
         let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         return (index >= 0 ? r.stringArrayElement(f, at: index) : nil, r.stringArrayCount(f))
     }
 
     public func decodeStringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
+        if _slowPath(mode == .migrating) { return try migratingStringArray(key) }
         let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         let n = r.stringArrayCount(f)
@@ -509,6 +569,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationBeginRecord(key, create: false) }
         let f = try typed(key, .record)
         guard depth < RestorationLimits.maxRecordDepth else {
             throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
@@ -521,6 +582,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeEndRecord() throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try migrationEndRecord() }
         guard mode == .decoding || mode == .factory else { throw stateFailure(encode: false) }
         guard depth > 0 else {
             throw RestorationFailure(.state, "\(location) is at its top level (no record was begun)")
@@ -531,8 +593,18 @@ public final class Coder {
     /// The keys of the current record with their types, in archive order
     /// (tools: restorectl's stand-in objects decode everything).
     public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {
+        if mode == .migrating {
+            throw RestorationFailure(.state, "\(location): a migration lists the record's keys with migrationKeys(), not fields of the archive")
+        }
         guard mode == .decoding || mode == .factory, let reader else { throw stateFailure(encode: false) }
         reader.forEachField(in: ranges[depth]) { f in body(reader.keyName(f.key), f) }
+    }
+
+    /// v1.1: the keys of the record a migration edits (its current nested
+    /// record), in order.
+    public func migrationKeys() throws(RestorationFailure) -> [String] {
+        guard mode == .migrating else { throw notMigrating("migrationKeys") }
+        return try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) -> [String] in e.map(\.key) }
     }
 
     /// The archive being read (decode and factory modes).
@@ -553,7 +625,7 @@ extension Coder {
             throw RestorationFailure(.state, "no callback is running (the coder is only valid during the callback it was passed to)")
         case .encoding:
             recordEncodeFailure(RestorationFailure(f.status, "\(location): \(f.message)"))
-        case .decoding, .factory:
+        case .decoding, .factory, .migrating:
             if callbackFailure == nil { callbackFailure = f }
         }
     }

@@ -42,9 +42,21 @@ enum CrashGuard {
         var owner: Owner
         /// `identity(of:)` of the archive being restored.
         var archive: String
+        /// v1.1 §6 (version-2 markers, written by engines with quarantine):
+        /// which restore of this archive it is (1; 2 when a quarantine was
+        /// in effect: a death then sets the archive aside), and the record
+        /// whose callback was running (nil: none, or a version-1 marker).
+        var attempt: Int = 1
+        var record: Int? = nil
+        var isVersion2 = false
     }
 
     static let magic = "restoration-crash-marker 1"
+    /// v1.1 §6: version 2 adds `attempt=` and `record=` (10 characters,
+    /// rewritten in place through a shared mapping while the restore runs:
+    /// ten '-' outside object callbacks, else the record index, 10 digits).
+    static let magic2 = "restoration-crash-marker 2"
+    static let noRecord = "----------"
 
     static var current: Owner {
         let pid = getpid()
@@ -67,20 +79,35 @@ enum CrashGuard {
     }
 
     static func encode(_ m: Marker) -> String {
-        "\(magic)\npid=\(m.owner.pid)\nstart=\(m.owner.start)\nboot=\(m.owner.boot)\narchive=\(m.archive)\nend\n"
+        if m.isVersion2 {
+            return "\(magic2)\npid=\(m.owner.pid)\nstart=\(m.owner.start)\nboot=\(m.owner.boot)\narchive=\(m.archive)\nattempt=\(m.attempt)\nrecord=\(noRecord)\nend\n"
+        }
+        return "\(magic)\npid=\(m.owner.pid)\nstart=\(m.owner.start)\nboot=\(m.owner.boot)\narchive=\(m.archive)\nend\n"
     }
 
     /// The marker in `text`, or nil when it is not a complete, well-formed marker.
     static func parse(_ bytes: [UInt8]) -> Marker? {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        // Six lines and the empty string after the final newline.
-        guard lines.count == 7, lines[0] == magic, lines[5] == "end", lines[6].isEmpty else { return nil }
         func value(_ line: Substring, _ key: String) -> Substring? {
             guard line.hasPrefix(key + "=") else { return nil }
             let v = line.dropFirst(key.count + 1)
             return v.isEmpty ? nil : v
         }
+        if lines.count == 9, lines[0] == magic2, lines[7] == "end", lines[8].isEmpty {
+            guard var m = parse(Array((magic + "\n" + lines[1...4].joined(separator: "\n") + "\nend\n").utf8)),
+                  let a = value(lines[5], "attempt"), let attempt = Int(a), attempt >= 1,
+                  let r = value(lines[6], "record"), r.utf8.count == noRecord.utf8.count else { return nil }
+            m.attempt = attempt
+            m.isVersion2 = true
+            if r != noRecord {
+                guard r.allSatisfy({ $0.isASCII && $0.isNumber }), let index = Int(r) else { return nil }
+                m.record = index
+            }
+            return m
+        }
+        // Six lines and the empty string after the final newline.
+        guard lines.count == 7, lines[0] == magic, lines[5] == "end", lines[6].isEmpty else { return nil }
         guard let p = value(lines[1], "pid"), let pid = Int32(p), pid > 0,
               let s = value(lines[2], "start"), let start = UInt64(s),
               let boot = value(lines[3], "boot"),
@@ -185,17 +212,20 @@ enum CrashGuard {
         }
     }
 
-    /// A marker written for a restore in progress: its path and open descriptor.
+    /// A marker written for a restore in progress: its path and open
+    /// descriptor, and (version 2) the mapping that names the record whose
+    /// callback runs.
     struct Token {
         let path: String
         let fd: Int32
+        var watch: MarkerWatch? = nil
     }
 
     /// Writes the marker before the restore's callbacks run. A marker that
     /// cannot be written is an error for the caller to report (the restore
     /// then runs without the guard); a partly written one is removed (and
     /// is unusable anyway: it lacks its final line).
-    static func begin(_ archive: String, bytes: UnsafeRawBufferPointer) throws(RestorationFailure) -> Token {
+    static func begin(_ archive: String, bytes: UnsafeRawBufferPointer, attempt: Int? = nil) throws(RestorationFailure) -> Token {
         retryPendingClears()
         let path = FileStore.markerPath(archive)
         let what = "cannot write crash-loop marker '\(path)'"
@@ -209,7 +239,9 @@ enum CrashGuard {
                 throw RestorationFailure(.io, "\(what): cannot remove the previous marker: \(FileStore.errnoText())")
             }
         }
-        let raw = FileStore.retrying { FileIO.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
+        // Version 2 is mapped shared afterwards, which needs read access too.
+        let access = attempt == nil ? O_WRONLY : O_RDWR
+        let raw = FileStore.retrying { FileIO.open(path, access | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
         guard raw >= 0 else { throw RestorationFailure(.io, "\(what): \(FileStore.errnoText())") }
         let fd: Int32
         do {
@@ -218,7 +250,12 @@ enum CrashGuard {
             _ = FileStore.retrying { FileIO.unlink(path) }
             throw error
         }
-        let text = Array(encode(Marker(owner: current, archive: identity(of: bytes))).utf8)
+        var marker = Marker(owner: current, archive: identity(of: bytes))
+        if let attempt {
+            marker.isVersion2 = true
+            marker.attempt = attempt
+        }
+        let text = Array(encode(marker).utf8)
         var off = 0, zeros = 0, interrupts = 0
         var failure: String?
         while off < text.count {
@@ -246,13 +283,27 @@ enum CrashGuard {
             _ = FileStore.retrying { FileIO.unlink(path) }
             throw RestorationFailure(.io, "\(what): \(failure)")
         }
-        return Token(path: path, fd: fd)
+        var token = Token(path: path, fd: fd)
+        if attempt != nil {
+            let field = Array("record=\(noRecord)\n".utf8)
+            if let at = search(text, field) {
+                token.watch = MarkerWatch(fd: fd, length: text.count, offset: at + "record=".utf8.count)
+            }
+        }
+        return token
+    }
+
+    private static func search(_ hay: [UInt8], _ needle: [UInt8]) -> Int? {
+        guard hay.count >= needle.count else { return nil }
+        for i in 0...(hay.count - needle.count) where hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
+        return nil
     }
 
     /// Removes the marker of a finished restore. Returns a warning when it
     /// could not be removed: it is then emptied through its descriptor
     /// (an empty marker condemns nothing) and its removal is retried later.
     static func end(_ t: Token) -> String? {
+        t.watch?.unmap()
         defer { _ = FileIO.close(t.fd) }
         guard let e = removeRetrying(t.path) else { return nil }
         remember(t.path)

@@ -69,11 +69,18 @@ final class ClassFactory {
 public protocol ClassProvider: AnyObject {
     /// The factory for `className`, loading plugins on first need; nil when none provides it.
     func factory(forClass className: String) -> Factory?
+    /// v1.1 §7: why no plugin provides `className` when a plugin that
+    /// declares it was rejected (a sentence), else nil.
+    func rejection(forClass className: String) -> String?
     /// Plugins loaded and rejected so far.
     var loadedCount: Int { get }
     var rejectedCount: Int { get }
     /// Engine destroy: run the plugins' fini.
     func shutdown()
+}
+
+extension ClassProvider {
+    public func rejection(forClass className: String) -> String? { nil }
 }
 
 /// What the last restore did (`rst_restore_report`).
@@ -139,6 +146,8 @@ final class RestoreRun {
     private var names: [String?] = []
     /// Records whose decode callback reported failure.
     var failed = Set<Int>()
+    /// v1.1 §7: why records were not produced (Skips.swift).
+    var notes: [Int: SkipNote] = [:]
 
     init(reader: ArchiveReader, coder: Coder) {
         self.reader = reader
@@ -232,6 +241,14 @@ public final class Engine {
             self.autosaveMaxDelayMs = autosaveMaxDelayMs
             self.generations = generations
         }
+
+        // Issue 11 (set after init):
+        /// v1.1 §6: a death inside one object's callback quarantines that
+        /// record instead of setting the archive aside (Quarantine.swift).
+        public var quarantine: Bool = false
+        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
+        /// 0: none, UInt32.max: always.
+        public var carrySaves: UInt32 = 0
     }
 
     public let configuration: Configuration
@@ -272,7 +289,27 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
-    private var lastReport: RestoreCounts?
+    var lastReport: RestoreCounts?
+    /// v1.1 §7: the skipped records of the last restore (`lastRestoreSkips`).
+    var lastSkips = SkipLedger.empty
+    /// v1.1 §4: class versions (Migrations.swift) and migration steps by class and from-version.
+    var classVersions: [String: UInt32] = [:]
+    var migrations: [String: [UInt32: Migration]] = [:]
+    /// v1.1 §6: names the running object callback's record in the marker.
+    var markerWatch: MarkerWatch?
+    /// v1.1 §9 (Deferred.swift): every token (freed with the engine), how
+    /// many are open, what waits for them, and the record whose decode or
+    /// finished runs (-1: none).
+    var tokens: [RestoreToken] = []
+    var openTokens = 0
+    var pending: PendingFinish?
+    var restoringCallbackRecord = -1
+    /// v1.1 §5 (Carry.swift): the records carried, and whether a file save
+    /// commits them only once the file is written.
+    var carried: [CarriedSubtree] = []
+    private var carryCommitAfterWrite = false
+    /// Per class number, during a save that stores versions.
+    private var saveVersions: [UInt32] = []
     private var destroyed = false
 
     enum Operation { case saving, restoring }
@@ -576,6 +613,9 @@ public final class Engine {
     }
 
     /// The factory of a class: the host's, else the class provider's (plugins).
+    /// Whether the host registered class `name` (no plugin is asked).
+    func hasHostClass(_ name: String) -> Bool { hostClasses[name] != nil }
+
     fileprivate func factory(forClass name: String) -> ClassFactory? {
         if let f = hostClasses[name] { return f }
         if let pf = classProvider?.factory(forClass: name) { return ClassFactory(.closure(pf), what: "the factory of class '\(name)'") }
@@ -622,6 +662,7 @@ public final class Engine {
     private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
+        if operation == nil { checkDeadlines() }   // v1.1 §9: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
         if let shouldSave, !shouldSave() {
@@ -641,6 +682,11 @@ public final class Engine {
         }
         let coder = theCoder
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
+        // v1.1 §4: records store their class version once any class has one.
+        saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
+        coder.writer.recordVersions = !classVersions.isEmpty
+        coder.writer.recordCarry = !carried.isEmpty   // v1.1 §5
+        defer { saveVersions = [] }
         coder.encodeFailure = nil
         coder.saveGeneration = gen
         coder.keys.clear()
@@ -657,11 +703,24 @@ public final class Engine {
         for u in order {
             if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
         }
+        if !carried.isEmpty {
+            // v1.1 §5: carried records follow the live ones.
+            do {
+                try appendCarried(&coder.writer) { path in
+                    guard let n = find(path: path), n.saveGeneration == gen else { return nil }
+                    return n.saveIndex
+                }
+            } catch {
+                throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
+            }
+        }
         let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
                                systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
         do {
-            return try finish(&coder.writer, info)
+            let result = try finish(&coder.writer, info)
+            if !carryCommitAfterWrite { commitCarried() }
+            return result
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
@@ -687,7 +746,12 @@ public final class Engine {
         }
         let container = n.container.unsafelyUnwrapped
         let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
-        coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+        if _slowPath(!saveVersions.isEmpty) {
+            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
+                                     version: n.classID >= 0 ? saveVersions[n.classID] : 0)
+        } else {
+            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+        }
         if n.handles(.encode) {
             coder.beginEncoding(n)
             n.call(.encode, coder)
@@ -725,7 +789,12 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
         let token = lifecycle.saveBegan()
-        let bytes = try saveToBytes()
+        carryCommitAfterWrite = true
+        let bytes: [UInt8]
+        do {
+            defer { carryCommitAfterWrite = false }
+            bytes = try saveToBytes()
+        }
         try FileStore.createArchiveDirectory(for: path)
         openSession(path)
         let keep = configuration.generations
@@ -738,6 +807,8 @@ public final class Engine {
         }.get()
         lifecycle.saveSucceeded(token)
         if let w = CrashGuard.clear(path) { log(.warning, w) }
+        if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
+        commitCarried()   // v1.1 §5: the file holds them now
     }
 
     // MARK: restore
@@ -763,9 +834,25 @@ public final class Engine {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
+            case .crashed(let marker) where configuration.quarantine && marker.record != nil && marker.attempt == 1:
+                // v1.1 §6: a death inside one object's callback quarantines that record.
+                let r = marker.record!
+                let count = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: "").recordCount) ?? 0 }
+                if r < count {
+                    let recordPath = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: ""))?.path(ofRecord: r) ?? "" }
+                    let identity = bytes.withUnsafeBytes { CrashGuard.identity(of: $0) }
+                    try Quarantine.write(path, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
+                    if let w = CrashGuard.clear(path) { log(.warning, w) }
+                    log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring '\(path)'; that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
+                } else {
+                    let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
+                    if let w = CrashGuard.clear(path) { log(.warning, w) }
+                    throw RestorationFailure(.rejected, "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)'")
+                }
             case .crashed(let marker):
                 let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
                 if let w = CrashGuard.clear(path) { log(.warning, w) }
+                Quarantine.clear(path)
                 let msg = "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)' and will not be restored again"
                 log(.error, msg)
                 throw RestorationFailure(.rejected, msg)
@@ -774,7 +861,11 @@ public final class Engine {
         let reader = try validate(bytes, source: "archive '\(path)'")
         restoreReason = reason
         restoreGeneration = generation
-        try runRestore(reader, markerFor: configuration.crashGuard ? path : nil)
+        var quarantined: Quarantine.Entry? = nil
+        if configuration.crashGuard && configuration.quarantine {
+            quarantined = quarantinedRecord(path, bytes: reader.archiveBytes, recordCount: reader.recordCount)
+        }
+        try runRestore(reader, markerFor: configuration.crashGuard ? path : nil, quarantined: quarantined)
     }
 
     /// Restores from archive bytes (no crash-loop guard).
@@ -820,28 +911,57 @@ public final class Engine {
     /// carry decide skips inside materialize; explain collects the skips
     /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
     /// and every object called by `ObjectNode.call`, whatever their kind.
-    private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?) throws(RestorationFailure) {
+    private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
+        // v1.1 §9: tokens of the previous restore end here, before this one begins.
+        if operation == nil {
+            checkDeadlines()
+            expireAllTokens("a new restore began before its extended restoration completed")
+        }
         try beginOperation(.restoring)
         defer { operation = nil }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
         if let markerPath {
-            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes) } catch {
+            // v1.1 §6: with quarantine, a version-2 marker names each object callback's record;
+            // attempt 2 (a quarantine in effect) makes any death set the archive aside.
+            let attempt: Int? = configuration.quarantine ? (quarantined == nil ? 1 : 2) : nil
+            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
         }
-        defer { if let guarded, let w = CrashGuard.end(guarded) { log(.warning, w) } }
+        markerWatch = guarded?.watch
+        defer {
+            markerWatch = nil
+            if openTokens > 0 {
+                // v1.1 §9: the marker stays, naming the record that extended.
+                pending = PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader)
+                renameWatch()
+            } else if let guarded, let w = CrashGuard.end(guarded) {
+                log(.warning, w)
+            }
+        }
 
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
-        let run = RestoreRun(reader: reader, coder: theCoder)
+        // v1.1 §4: plugins load and migrations run after validation, before any factory.
+        let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
+        let run = RestoreRun(reader: migrated, coder: theCoder)
         defer { run.end() }
-        // v1.1: migrate(run) — after validation, before any factory.
+        for (r, note) in preSkips {
+            run.session.state[r] = .skipped
+            run.notes[r] = note
+        }
+        if let q = quarantined {
+            run.session.state[q.record] = .skipped
+            run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
+        }
         materialize(run)
         let order = decode(run)
         lastReport = report(run, decoded: order.count)
+        lastSkips = run.explain()
+        collectCarried(run)   // v1.1 §5
         finish(run, order)
     }
 
@@ -854,6 +974,7 @@ public final class Engine {
         let rootRef = Unmanaged.passUnretained(root)
         let fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
         for r in 0..<reader.recordCount {
+            if _slowPath(session.state[r] == .skipped) { continue }   // migrate (or quarantine) skipped it
             let containerRef: Unmanaged<ObjectNode>
             if let p = reader.parent(ofRecord: r) {
                 guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
@@ -881,6 +1002,7 @@ public final class Engine {
             if let made {
                 session.materialize(r, Unmanaged.passUnretained(made))
             } else {
+                if run.notes[r] == nil { noteUnproduced(r, run) }
                 skip(r, run)
             }
         }
@@ -904,6 +1026,8 @@ public final class Engine {
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
         let made: UnsafeRawPointer?
+        watchEnter(r)
+        defer { watchLeave() }
         switch factory.kind {
         case .function(let fn, let context):
             made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
@@ -920,9 +1044,13 @@ public final class Engine {
         if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() {
             log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
         }
-        guard let made else { return nil }   // v1.1 explain: DECLINED
+        guard let made else {
+            run.note(r, .declined, "\(factory.what) returned NULL (declined)")
+            return nil
+        }
         if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
         let path = run.reader.path(ofRecord: r)
+        run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
         return nil   // v1.1 explain: FACTORY_ERROR
     }
@@ -937,7 +1065,11 @@ public final class Engine {
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
+                watchEnter(Int(r32))
+                restoringCallbackRecord = Int(r32)
                 n.call(.decode, coder)
+                restoringCallbackRecord = -1
+                watchLeave()
                 coder.endDecoding()
                 if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
             }
@@ -949,6 +1081,7 @@ public final class Engine {
     /// decoded, is not counted as restored and gets no `finished`.
     private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
         run.failed.insert(r)
+        run.note(r, .decodeFailed, "its decode callback failed (\(f.status.cName)): \(f.message)")
         log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
     }
 
@@ -970,14 +1103,20 @@ public final class Engine {
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             if !failed.isEmpty && failed.contains(Int(r32)) { continue }
+            watchEnter(Int(r32))
+            restoringCallbackRecord = Int(r32)
             u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
+            restoringCallbackRecord = -1
+            watchLeave()
         }
-        didFinishRestoring?()
+        // v1.1 §9: with tokens open, the last completion (or expiry) calls it.
+        if openTokens == 0 { didFinishRestoring?() }
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
     public var lastRestoreReport: RestoreCounts? {
         lock.withLock {
+            checkDeadlines()
             guard var r = lastReport else { return nil }
             r.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
             r.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
@@ -995,6 +1134,7 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path")
         }
         if operation != nil { try beginOperation(.saving) }
+        checkDeadlines()
         try FileStore.discard(path)
         // The session file went with the rest: the next save or restore records it again.
         sessionOpen = false
@@ -1014,6 +1154,7 @@ public final class Engine {
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
         if destroyed { return true }
+        expireAllTokens("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
         var all: [ObjectNode] = []
         var c = root.firstChild

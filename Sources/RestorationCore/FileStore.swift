@@ -297,7 +297,7 @@ public enum FileStore {
     public static func stateFiles(of archive: String) -> [String] {
         var out: [String] = []
         var st = stat()
-        for p in [archive, markerPath(archive), lockPath(archive), SessionFile.path(archive)] where FileIO.lstat(p, &st) == 0 {
+        for p in [archive, markerPath(archive), lockPath(archive), SessionFile.path(archive), Quarantine.path(archive)] where FileIO.lstat(p, &st) == 0 {
             out.append(p)
         }
         out += siblings(of: archive, infix: crashedInfix)
@@ -332,6 +332,7 @@ public enum FileStore {
         try remove(archive)
         try remove(markerPath(archive))
         try remove(SessionFile.path(archive))
+        try remove(Quarantine.path(archive))   // v1.1 §6
         for infix in [crashedInfix, tempInfix, invalidInfix] {
             guard let list = listSiblings(of: archive, infix: infix) else {
                 throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its set-aside copies and temporary files: \(errnoText())")

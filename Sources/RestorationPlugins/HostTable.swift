@@ -75,6 +75,18 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.last_restore_reason = { CFace.last_restore_reason($0) }
     t.restore_generation = { CFace.restore_generation($0, $1) }
     t.restore_reason_name = { CFace.restore_reason_name($0) }
+    // Table version 2 (library 1.1): ABI v1.1 §4–9.
+    t.last_restore_skips = { CFace.last_restore_skips($0, $1, $2) }
+    t.skip_reason_name = { CFace.skip_reason_name($0) }
+    t.encode_object_array = { CFace.encode_object_array($0, $1, $2, $3) }
+    t.decode_object_array = { CFace.decode_object_array($0, $1, $2, $3, $4) }
+    t.set_class_version = { CFace.set_class_version($0, $1, $2) }
+    t.register_migration = { CFace.register_migration($0, $1, $2, $3, $4) }
+    t.coder_class_version = { CFace.coder_class_version($0) }
+    t.coder_remove = { CFace.coder_remove($0, $1) }
+    t.coder_rename = { CFace.coder_rename($0, $1, $2) }
+    t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
+    t.complete_restoration = { CFace.complete_restoration($0, $1) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

@@ -189,6 +189,20 @@ public final class PluginLoader: ClassProvider {
         }
     }
 
+    /// v1.1 §7: why a plugin that declares `className` could not provide it
+    /// (the plugin was rejected, or that class was), nil when none did.
+    public func rejection(forClass className: String) -> String? {
+        lock.withLock {
+            guard factories[className] == nil else { return nil }
+            for record in records {
+                guard let c = record.classes.first(where: { $0.className == className }) else { continue }
+                if let p = c.problem { return "\(record.file.path): \(p)" }
+                if record.state == .rejected { return "plugin '\(record.file.path)' was rejected: \(record.reason)" }
+            }
+            return nil
+        }
+    }
+
     public var loadedCount: Int { lock.withLock { loaded } }
     public var rejectedCount: Int { lock.withLock { rejected } }
 

@@ -43,6 +43,9 @@ func decodeAll(_ coder: Coder, depth: Int) {
             case .object?: _ = try? coder.decodeObjectHandle(kb)
             case .intArray?: _ = try? coder.decodeIntArray(kb)
             case .stringArray?: _ = try? coder.decodeStringArray(kb)
+            case .objectArray?:
+                _ = try? coder.decodeObjectArray(kb)
+                _ = try? coder.decodeObjectArrayElement(kb, at: 0)
             case .record?:
                 if (try? coder.decodeBeginRecord(kb)) != nil {
                     decodeAll(coder, depth: depth + 1)

@@ -79,10 +79,10 @@ struct DiffEngine {
         for (i, p) in lp.enumerated() { leftIndex[p] = i }
 
         for (i, p) in lp.enumerated() where rightIndex[p] == nil {
-            out.append("- \(lr.header(path: p, className: left.objects[i].className))")
+            out.append("- \(lr.header(path: p, className: left.objects[i].className, version: left.objects[i].version))")
         }
         for (j, p) in rp.enumerated() where leftIndex[p] == nil {
-            out.append("+ \(rr.header(path: p, className: right.objects[j].className))")
+            out.append("+ \(rr.header(path: p, className: right.objects[j].className, version: right.objects[j].version))")
         }
         for (i, p) in lp.enumerated() {
             guard let j = rightIndex[p] else { continue }
@@ -90,6 +90,9 @@ struct DiffEngine {
             var objectLines: [String] = []
             if lo.className != ro.className {
                 objectLines.append("    class: \(lo.className.map { Text.escaped($0) } ?? "(none)") -> \(ro.className.map { Text.escaped($0) } ?? "(none)")")
+            }
+            if lo.version != ro.version {
+                objectLines.append("    version: \(lo.version) -> \(ro.version)")
             }
             compare(lo.entries, ro.entries, trail: "", into: &objectLines)
             if !objectLines.isEmpty {
@@ -134,6 +137,8 @@ struct DiffEngine {
         switch (x, y) {
         case (.object(let r), .object(let s)):
             return (r < lp.count ? lp[r] : "#\(r)") == (s < rp.count ? rp[s] : "#\(s)")
+        case (.objectArray(let a), .objectArray(let b)):
+            return a.map { r in r < lp.count ? lp[r] : "#\(r)" } == b.map { s in s < rp.count ? rp[s] : "#\(s)" }
         case (.double(let d), .double(let e)):
             return d.bitPattern == e.bitPattern
         default:

@@ -139,6 +139,8 @@ struct Graph: ParsableCommand {
         for e in entries {
             switch e.value {
             case .object(let r): out.append((trail + e.key, r))
+            case .objectArray(let a):
+                for (n, r) in a.enumerated() { out.append((trail + e.key + "[\(n)]", r)) }
             case .record(let sub): out += references(sub, trail: trail + e.key + ".")
             default: break
             }

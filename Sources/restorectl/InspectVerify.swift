@@ -35,8 +35,9 @@ struct Inspect: ParsableCommand {
 
             Value types: bool, int (exact int64), double (shortest exact text; \
             "nan", "inf", "-inf" as strings), string, bytes (hex), object (the \
-            target's path), int_array, string_array, record (a nested list of \
-            entries), unknown (a future type: "tag" 10...15 and the payload as hex). \
+            target's path), object_array (v1.1: the targets' paths), int_array, \
+            string_array, record (a nested list of \
+            entries), unknown (a future type: "tag" 11...15 and the payload as hex). \
             Values are a list so key order round-trips.
 
             EXAMPLES
@@ -72,7 +73,7 @@ struct Inspect: ParsableCommand {
         var lines: [String] = []
         for (i, o) in doc.objects.enumerated() {
             lines.removeAll(keepingCapacity: true)
-            out.line(r.header(path: paths[i], className: o.className))
+            out.line(r.header(path: paths[i], className: o.className, version: o.version, carry: o.carry))
             r.entryLines(o.entries, indent: 4, into: &lines)
             for l in lines { out.line(l) }
         }

@@ -33,9 +33,12 @@ struct Renderer {
         return lines
     }
 
-    /// "Tabs/Nav  class NavStack" or "Tabs/Nav  (no class)".
-    func header(path: String, className: String?) -> String {
+    /// "Tabs/Nav  class NavStack", "Tabs/Nav  class NavStack v2" (v1.1: the
+    /// record's class version, shown when not 0) or "Tabs/Nav  (no class)".
+    func header(path: String, className: String?, version: UInt32 = 0, carry: UInt32 = 0) -> String {
         Text.escaped(path) + "  " + (className.map { "class " + Text.escaped($0) } ?? "(no class)")
+            + (version != 0 ? " v\(version)" : "")
+            + (carry == 0 ? "" : carry == UInt32.max ? "  [carried, always]" : "  [carried, \(carry - 1) more save\(carry - 1 == 1 ? "" : "s")]")
     }
 
     /// One line per value; records open a block indented by two more spaces.
@@ -63,6 +66,8 @@ struct Renderer {
         case .string(let s): return "string = \(string(s))"
         case .bytes(let b): return "bytes[\(b.count)] = \(bytes(b))"
         case .object(let r): return "object -> \(reference(r))"
+        case .objectArray(let a):
+            return "object_array[\(a.count)] -> [" + elements(a.prefix(full ? a.count : Renderer.maxElements + 1).map { reference($0) }, total: a.count) + "]"
         case .intArray(let a):
             return "int_array[\(a.count)] = [" + elements(a.map { String($0) }) + "]"
         case .stringArray(let a):

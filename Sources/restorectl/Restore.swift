@@ -28,6 +28,7 @@ struct Restore: ParsableCommand {
               restorectl restore state.rst
               restorectl restore state.rst --plugins ./plugins --json
               restorectl restore state.rst --save-to resaved.rst
+              restorectl restore state.rst --explain
 
             \(Exit.table)
             """)
@@ -42,6 +43,9 @@ struct Restore: ParsableCommand {
 
     @Flag(help: "Do not shorten long values.")
     var full = false
+
+    @Flag(help: "List every skipped record with the engine's reason (RST_SKIP_*) and sentence.")
+    var explain = false
 
     @Option(help: ArgumentHelp("After the restore, save the engine's objects to this archive.", valueName: "archive"))
     var saveTo: String?
@@ -64,9 +68,15 @@ struct Restore: ParsableCommand {
         let result = run.result()
         var out = Output()
         if json {
-            out.write(JSONWriter.write(result.json(file: file)))
+            var j = result.json(file: file)
+            if explain, case .object(var members) = j {
+                members.append(("skips", .array(run.skips.map(Explain.json))))
+                j = .object(members)
+            }
+            out.write(JSONWriter.write(j))
         } else {
             for l in result.lines(file: file, full: full) { out.line(l) }
+            if explain { for l in Explain.lines(run.skips) { out.line(l) } }
             // A marker left by a restore that died means the app's next restore
             // of this file will set it aside; a hand restore ignores it.
             let beside = FileStore.stateFiles(of: file).filter { $0 != file && !$0.hasSuffix(".lock") }
@@ -183,6 +193,11 @@ final class StandIn: ObjectBehavior {
                         // A reference to a skipped record: shown as such.
                     }
                     v = .object(record: target)
+                case .objectArray?:
+                    _ = try coder.decodeObjectArray(kb)
+                    var targets: [Int] = []
+                    reader.forEachObjectArrayElement(f) { targets.append($0) }
+                    v = .objectArray(targets)
                 case .intArray?: v = .intArray(try coder.decodeIntArray(kb))
                 case .stringArray?: v = .stringArray(try coder.decodeStringArray(kb))
                 case .record?:
@@ -230,6 +245,16 @@ final class StandIn: ObjectBehavior {
                         } else {
                             trace.note(record, "save: \(trail)\(e.key): the referenced object was skipped; the key is left out")
                         }
+                    case .objectArray(let a):
+                        // Elements whose objects were skipped are left out (as a single reference's key is).
+                        var nodes: [ObjectNode] = []
+                        for r in a {
+                            if r < paths.count, let target = engine.find(path: paths[r]) { nodes.append(target) }
+                        }
+                        if nodes.count != a.count {
+                            trace.note(record, "save: \(trail)\(e.key): \(a.count - nodes.count) of \(a.count) referenced objects were skipped and are left out")
+                        }
+                        try coder.encodeObjectArray(kb, nodes)
                     case .intArray(let a): try a.withUnsafeBufferPointer { b in try coder.encodeIntArray(kb, b) }
                     case .stringArray(let a):
                         let arena = a.map { Array($0.utf8) }
@@ -292,6 +317,7 @@ final class TracingProvider: ClassProvider {
         }
     }
 
+    func rejection(forClass className: String) -> String? { loader.rejection(forClass: className) }
     var loadedCount: Int { loader.loadedCount }
     var rejectedCount: Int { loader.rejectedCount }
     func shutdown() { loader.shutdown() }

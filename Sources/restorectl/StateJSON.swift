@@ -4,11 +4,14 @@
 //   {"format_version": 1, "app_version": "...", "system_version": "...",
 //    "idiom": "...", "saved_at_ms": 1732255140123,
 //    "objects": [{"path": "Tabs/Nav", "class": "NavStack" | null,
+//                 "version": 2,   (v1.1, only when not 0: the class version)
+//                 "carry": 3,     (v1.1, only for a carried record: 1 + saves left)
 //                 "values": [{"key": "k", "type": "int", "value": 3}, ...]}]}
 //
 // Types: bool, int, double, string, bytes (lowercase hex string), object
-// (value = the target's path), int_array, string_array, record (value = a
-// nested list of entries), unknown (plus "tag": 10...15, value = payload hex).
+// (value = the target's path), object_array (v1.1: value = an array of the
+// targets' paths), int_array, string_array, record (value = a
+// nested list of entries), unknown (plus "tag": 11...15, value = payload hex).
 // Ints are exact int64 JSON numbers; doubles are the shortest text that reads
 // back as the same bits, or "nan", "inf", "-inf" ("nan:0x<bits>" for a NaN
 // with a payload).
@@ -26,11 +29,14 @@ enum StateJSON {
         var objects: [JSON] = []
         objects.reserveCapacity(doc.objects.count)
         for (i, o) in doc.objects.enumerated() {
-            objects.append(.object([
+            var members: [(String, JSON)] = [
                 ("path", .string(paths[i])),
                 ("class", o.className.map { .string($0) } ?? .null),
-                ("values", entries(o.entries, paths)),
-            ]))
+            ]
+            if o.version != 0 { members.append(("version", .int(Int64(o.version)))) }
+            if o.carry != 0 { members.append(("carry", .int(Int64(o.carry)))) }
+            members.append(("values", entries(o.entries, paths)))
+            objects.append(.object(members))
         }
         return .object([
             ("format_version", .int(Int64(doc.info.formatVersion))),
@@ -59,6 +65,7 @@ enum StateJSON {
         case .string: return "string"
         case .bytes: return "bytes"
         case .object: return "object"
+        case .objectArray: return "object_array"
         case .intArray: return "int_array"
         case .stringArray: return "string_array"
         case .record: return "record"
@@ -66,7 +73,7 @@ enum StateJSON {
         }
     }
 
-    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "int_array", "string_array", "record", "unknown"]
+    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "object_array", "int_array", "string_array", "record", "unknown"]
 
     static func value(_ v: ArchiveValue, _ paths: [String]) -> JSON {
         switch v {
@@ -77,6 +84,7 @@ enum StateJSON {
         case .string(let s): return .string(s)
         case .bytes(let b): return .string(Text.hex(b))
         case .object(let r): return .string(r >= 0 && r < paths.count ? paths[r] : "")
+        case .objectArray(let a): return .array(a.map { r in .string(r >= 0 && r < paths.count ? paths[r] : "") })
         case .intArray(let a): return .array(a.map { .int($0) })
         case .stringArray(let a): return .array(a.map { .string($0) })
         case .record(let sub): return entries(sub, paths)
@@ -131,8 +139,8 @@ enum StateJSON {
         for (i, item) in items.enumerated() {
             let p = opath.index(i)
             guard case .object(let om) = item else { throw fail(p, "expected an object, found \(item.kindName)") }
-            for (name, _) in om where !["path", "class", "values"].contains(name) {
-                throw fail(p.member(name), "unknown member (expected path, class, values)")
+            for (name, _) in om where !["path", "class", "version", "carry", "values"].contains(name) {
+                throw fail(p.member(name), "unknown member (expected path, class, version, carry, values)")
             }
             let pp = p.member("path")
             guard let pv = item["path"] else { throw fail(pp, "missing (the object's restoration path, \"A/B/C\")") }
@@ -169,8 +177,23 @@ enum StateJSON {
                 default: throw fail(cp, "expected a string or null, found \(cv.kindName)")
                 }
             }
+            var version: UInt32 = 0
+            if let vv = item["version"] {
+                let vp = p.member("version")
+                let v = try int(vv, vp)
+                guard v >= 0 && v <= Int64(UInt32.max) else { throw fail(vp, "the class version \(v) is outside 0...\(UInt32.max)") }
+                version = UInt32(v)
+            }
+            var carry: UInt32 = 0
+            if let cv = item["carry"] {
+                let cp = p.member("carry")
+                let v = try int(cv, cp)
+                guard v >= 0 && v <= Int64(UInt32.max) else { throw fail(cp, "the carry count \(v) is outside 0...\(UInt32.max)") }
+                carry = UInt32(v)
+            }
             index[path] = i
-            objects.append(ArchiveObject(identifier: comps[comps.count - 1], parent: parent, className: className))
+            objects.append(ArchiveObject(identifier: comps[comps.count - 1], parent: parent, className: className, version: version))
+            objects[objects.count - 1].carry = carry
         }
 
         // Second pass: values.
@@ -273,6 +296,16 @@ enum StateJSON {
                 guard case .string(let target) = value else { throw fail(vp, "expected the referenced object's path, found \(value.kindName)") }
                 guard let r = index[target] else { throw fail(vp, "no object has the path \(Text.quoted(target))") }
                 v = .object(record: r)
+            case "object_array":
+                guard case .array(let a) = value else { throw fail(vp, "expected an array of the referenced objects' paths, found \(value.kindName)") }
+                var records: [Int] = []
+                records.reserveCapacity(a.count)
+                for (n, e) in a.enumerated() {
+                    guard case .string(let target) = e else { throw fail(vp.index(n), "expected the referenced object's path, found \(e.kindName)") }
+                    guard let r = index[target] else { throw fail(vp.index(n), "no object has the path \(Text.quoted(target))") }
+                    records.append(r)
+                }
+                v = .objectArray(records)
             case "int_array":
                 guard case .array(let a) = value else { throw fail(vp, "expected an array of integers, found \(value.kindName)") }
                 var ints: [Int64] = []
@@ -292,9 +325,9 @@ enum StateJSON {
                 v = .record(try entries(value, vp, index, depth: depth + 1))
             default:  // unknown
                 let gp = ep.member("tag")
-                guard let gv = item["tag"] else { throw fail(gp, "missing (a value of type \"unknown\" keeps its tag, 10...15)") }
+                guard let gv = item["tag"] else { throw fail(gp, "missing (a value of type \"unknown\" keeps its tag, 11...15)") }
                 let tag = try int(gv, gp)
-                guard tag >= 10 && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (10...15)") }
+                guard tag >= 11 && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (11...15)") }
                 v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
             }
             out.append(ArchiveEntry(key: key, value: v))

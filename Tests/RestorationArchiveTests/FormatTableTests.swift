@@ -7,7 +7,7 @@ final class FormatTableTests: XCTestCase {
         let expected: [ValueTag: PayloadShape] = [
             .boolFalse: .none, .boolTrue: .none, .int: .zigzag, .double: .fixed64,
             .string: .text, .bytes: .bytes, .object: .recordIndex, .intArray: .zigzagArray,
-            .stringArray: .textArray, .record: .fields,
+            .stringArray: .textArray, .record: .fields, .objectArray: .recordIndexArray,
         ]
         XCTAssertEqual(expected.count, ValueTag.allCases.count)
         for tag in ValueTag.allCases {
@@ -25,6 +25,9 @@ final class FormatTableTests: XCTestCase {
         XCTAssertFalse(PayloadShape.recordIndex.isLengthPrefixed)
         XCTAssertFalse(PayloadShape.fixed64.isLengthPrefixed)
         XCTAssertTrue(PayloadShape.fields.isLengthPrefixed)
+        // v1.1's object arrays (tag 10) carry a length, so readers before
+        // v1.1, which treated 10 as a future tag, skip them.
+        XCTAssertTrue(PayloadShape.recordIndexArray.isLengthPrefixed)
     }
 
     func testDocumentRawTagsAgreeWithTheTable() {
@@ -32,6 +35,7 @@ final class FormatTableTests: XCTestCase {
             (.bool(false), .boolFalse), (.bool(true), .boolTrue), (.int(1), .int), (.double(1), .double),
             (.string(""), .string), (.bytes([]), .bytes), (.object(record: 0), .object),
             (.intArray([]), .intArray), (.stringArray([]), .stringArray), (.record([]), .record),
+            (.objectArray([]), .objectArray),
         ]
         for (v, t) in values { XCTAssertEqual(v.rawTag, t.rawValue, "\(v)") }
     }

@@ -13,7 +13,7 @@ final class LifecycleCTests: XCTestCase {
 
     /// Version 2 options: a version 1 struct (exactly as long as version 1)
     /// is accepted and nothing past `log` is read; init per version; limits
-    /// (generations > 16, carry_saves, max below delay, no archive_path);
+    /// (generations > 16, max below delay, no archive_path; carry_saves accepted);
     /// 1.1.0; reason names; NULL arguments.
     func testOptionsVersion2() throws { try run("lifecycle", "options") }
 

@@ -55,8 +55,11 @@ static char *fake_marker(const char *archive, int pid, const char *start, const 
     return m;
 }
 
+/* A 1.0 host (options version 1): the whole-archive crash-loop guard. A
+ * version-2 struct quarantines one object instead (quarantine.c). */
 static rst_engine *engine(const char *archive, uint32_t flags) {
     rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+    o.version = 1;
     o.archive_path = archive;
     o.should_restore = should_restore;
     o.flags = flags;

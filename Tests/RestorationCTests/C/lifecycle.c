@@ -110,8 +110,9 @@ static int test_options(const char *dir) {
     init.generations = 16;
     CHECK_OK(rst_engine_create(&init, &e));
     rst_engine_destroy(e);
-    init.carry_saves = 1;
-    CHECK_ERR(rst_engine_create(&init, &e), RST_ERR_INVALID, "carry_saves");
+    init.carry_saves = UINT32_MAX;            /* carry always (ABI v1.1 §5) */
+    CHECK_OK(rst_engine_create(&init, &e));
+    rst_engine_destroy(e);
     init.carry_saves = 0;
     init.autosave_delay_ms = 500;
     init.autosave_max_delay_ms = 100;

@@ -1,0 +1,116 @@
+import ArgumentParser
+import RestorationArchive
+import RestorationCore
+
+// v1.1 §7 (issue 11): every skip explained, from the engine's own list
+// (Engine.lastRestoreSkips, the rst_last_restore_skips of the C ABI).
+
+extension HeadlessRestore {
+    /// The engine's explained skips of the restore just run.
+    var skips: [SkippedRecord] { engine.lastRestoreSkips }
+}
+
+enum Explain {
+    /// "  Tabs/Old  RST_SKIP_NO_FACTORY (class Old, version 2): <detail>"
+    static func line(_ s: SkippedRecord) -> String {
+        var what = s.className.isEmpty ? "no class" : "class " + Text.escaped(s.className)
+        if s.version != 0 { what += ", version \(s.version)" }
+        return "  \(Text.escaped(s.path))  \(s.reason.cName) (\(what)): \(Text.escaped(s.detail))"
+    }
+
+    static func lines(_ skips: [SkippedRecord]) -> [String] {
+        var out = ["", "why (the engine's rst_last_restore_skips, archive order):"]
+        if skips.isEmpty { out.append("  nothing was skipped") }
+        for s in skips { out.append(line(s)) }
+        return out
+    }
+
+    static func json(_ s: SkippedRecord) -> JSON {
+        .object([("path", .string(s.path)),
+                 ("class", s.className.isEmpty ? .null : .string(s.className)),
+                 ("reason", .string(s.reason.cName)),
+                 ("reason_code", .int(Int64(s.reason.rawValue))),
+                 ("version", .int(Int64(s.version))),
+                 ("detail", .string(s.detail))])
+    }
+}
+
+struct Why: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "why",
+        abstract: "Explain what produced one record at a restore, or why it was skipped.",
+        discussion: """
+            Runs the same headless restore as `restorectl restore` (plugins from \
+            --plugins DIR, a stand-in for every record no plugin provides, \
+            crash-loop guard off) and explains one path: which plugin class or \
+            stand-in produced it and where it came in the decode order, or the \
+            engine's skip reason (RST_SKIP_*) and its sentence. Note that a \
+            record restorectl gives a stand-in is one an app would skip with \
+            RST_SKIP_NO_FACTORY unless the app registers that object, a class \
+            or a fallback itself. Exits 3 when no record has the path.
+
+            EXAMPLES
+              restorectl why state.rst Tabs/Countries/Detail --plugins ./plugins
+
+            \(Exit.table)
+            """)
+
+    @OptionGroup var input: ArchiveArgument
+
+    @Argument(help: ArgumentHelp("The record's path, \"A/B/C\".", valueName: "path"))
+    var path: String
+
+    @Option(help: ArgumentHelp("Load plugin classes from this directory (the engine's plugin_dir).", valueName: "dir"))
+    var plugins: String?
+
+    @Flag(help: "Print the answer as JSON.")
+    var json = false
+
+    func run() throws {
+        let file = input.archive
+        try FileRules.checkOwnedRegularOrAbsent(file, for: "why")
+        if let dir = plugins {
+            guard FileRules.exists(dir) else { throw CtlFailure(Exit.notFound, "there is no plugin directory at \(Text.quotedPath(dir))") }
+            guard FileRules.isDirectory(dir) else { throw CtlFailure(Exit.plugin, "the plugin directory \(Text.quotedPath(dir)) is not a directory") }
+        }
+        let archive = try LoadedArchive.load(file)
+        let reader = archive.reader
+        let run = HeadlessRestore(reader: reader, pluginDirectory: plugins)
+        defer { run.engine.destroy() }
+        guard let rec = run.paths.firstIndex(of: path) else {
+            throw CtlFailure(Exit.notFound, "no record of \(Text.quotedPath(file)) has the path \(Text.quoted(path))")
+        }
+        try run.restore()
+        let result = run.result()
+        let cls = reader.className(ofRecord: rec).map { reader.name($0) }
+        let version = reader.version(ofRecord: rec)
+        var out = Output()
+        if let skip = run.skips.first(where: { $0.record == rec }) {
+            if json {
+                out.write(JSONWriter.write(.object([("path", .string(path)), ("outcome", .string("skipped")),
+                                                    ("skip", Explain.json(skip))])))
+            } else {
+                out.line("\(Text.escaped(path)): skipped: \(skip.reason.cName)")
+                out.line("  class    \(cls.map { Text.escaped($0) } ?? "(none)")\(version != 0 ? ", version \(version)" : "")")
+                out.line("  why      \(Text.escaped(skip.detail))")
+            }
+        } else {
+            let o = result.outcome(rec)
+            let position = result.order.firstIndex(of: rec)
+            if json {
+                var members: [(String, JSON)] = [("path", .string(path)), ("outcome", .string(o.kind)), ("detail", .string(o.text))]
+                if let p = o.plugin { members.append(("plugin", .string(p))) }
+                if let position { members.append(("decode_index", .int(Int64(position)))) }
+                out.write(JSONWriter.write(.object(members)))
+            } else {
+                out.line("\(Text.escaped(path)): restored: \(o.text)")
+                out.line("  class    \(cls.map { Text.escaped($0) } ?? "(none)")\(version != 0 ? ", version \(version)" : "")")
+                if let position { out.line("  decoded  \(position + 1) of \(result.order.count) (pass 2)") }
+                if o.kind == "stand-in" {
+                    out.line("  note     in an app this record needs a registered object, a class or a fallback; without one it is skipped (RST_SKIP_NO_FACTORY)")
+                }
+            }
+        }
+        out.flush()
+    }
+}
