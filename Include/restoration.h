@@ -1008,12 +1008,13 @@ typedef struct rst_restore_token rst_restore_token;
  *  call (monotonic clock) expires: its object is listed by
  *  rst_last_restore_skips() as RST_SKIP_EXPIRED (it keeps what it decoded;
  *  the report counts it as skipped, not restored), and when no token is
- *  left open, did_finish_restoring runs on the thread that noticed. In this
- *  build, expiry is noticed when the engine is next called
- *  (rst_complete_restoration, rst_save, rst_save_to_buffer, rst_restore,
- *  rst_restore_from_buffer, rst_discard, rst_last_restore_report,
- *  rst_last_restore_skips); once the autosave dispatch of ABI v1.1 §2
- *  (rst_dispatch, the autosave thread) is present, also on time there.
+ *  left open, did_finish_restoring runs on the thread that noticed. Expiry
+ *  is noticed on time by the dispatcher — rst_event_fd() turns readable at
+ *  the deadline, rst_next_timeout_ms() counts it, and rst_dispatch() (or the
+ *  autosave thread) expires the token — and otherwise when the engine is
+ *  next called (rst_complete_restoration, rst_save, rst_save_to_buffer,
+ *  rst_restore, rst_restore_from_buffer, rst_discard,
+ *  rst_last_restore_report, rst_last_restore_skips), whichever is first.
  *  `deadline_ms` 0: no deadline. A new restore expires the previous one's
  *  open tokens first (calling its did_finish_restoring); rst_engine_destroy
  *  expires them without calling it.

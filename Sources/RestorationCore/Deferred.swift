@@ -14,8 +14,9 @@ import RestorationArchive
 // token whose deadline passes expires: reported as RST_SKIP_EXPIRED for its
 // object (which keeps what it decoded; counted as skipped, not restored),
 // and when no token is left open, did_finish_restoring runs on the thread
-// that noticed. Until the autosave dispatch of issue 10 is merged here,
-// deadlines are checked when the engine is next called (`checkDeadlines`).
+// that noticed: rst_dispatch or the autosave thread when the deadline comes
+// (the engine's descriptor turns readable then, and rst_next_timeout_ms
+// counts it), or the engine's next call, whichever is first.
 
 /// One extension of a restore (`rst_restore_token`). Owned by its engine
 /// (freed with it); a handle is its address.
@@ -67,6 +68,7 @@ extension Engine {
                                  deadlineMs: deadlineMs == 0 ? nil : Engine.monotonicMs() + Int64(deadlineMs))
             tokens.append(t)
             openTokens += 1
+            updateTokenDeadline()
             return t
         }
     }
@@ -89,10 +91,24 @@ extension Engine {
         t.state = .completed
         openTokens -= 1
         if openTokens == 0 { finishDeferred() } else { renameWatch() }
+        updateTokenDeadline()
+    }
+
+    /// Tells the lifecycle the earliest deadline of the open tokens, so the
+    /// dispatcher wakes for it.
+    func updateTokenDeadline() {
+        let earliest = tokens.lazy.filter { $0.state == .open }.compactMap(\.deadlineMs).min()
+        lifecycle.setTokenDeadline(earliest)
+    }
+
+    /// `rst_dispatch`'s part of §9: expires the tokens whose deadline passed
+    /// (did_finish_restoring then runs on the dispatching thread).
+    func expireDueTokens() {
+        lock.withLock { checkDeadlines() }
     }
 
     /// Expires every open token whose deadline passed. Called at the engine's
-    /// entry points (until issue 10's dispatch calls it on time).
+    /// entry points and by the dispatcher at the deadline (`expireDueTokens`).
     func checkDeadlines() {
         guard openTokens > 0 else { return }
         let now = Engine.monotonicMs()
@@ -105,6 +121,7 @@ extension Engine {
         }
         if expired {
             if openTokens == 0 { finishDeferred() } else { renameWatch() }
+            updateTokenDeadline()
         }
     }
 
@@ -114,6 +131,7 @@ extension Engine {
         guard openTokens > 0 else { return }
         for t in tokens where t.state == .open { expire(t, why) }
         finishDeferred(callDidFinish: callDidFinish)
+        updateTokenDeadline()
     }
 
     private func expire(_ t: RestoreToken, _ why: String) {

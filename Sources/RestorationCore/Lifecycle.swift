@@ -122,10 +122,30 @@ public final class Lifecycle: @unchecked Sendable {
     // MARK: when
 
     /// When the next autosave is due (the state lock held); nil: none.
-    private func dueLocked() -> Int64? {
+    private func autosaveDueLocked() -> Int64? {
         guard delayMs > 0, markSeq != cleanSeq, !shutDown else { return nil }
         if failures > 0 { return retryAtMs }
         return min(lastMarkMs + delayMs, firstMarkMs + maxDelayMs)
+    }
+
+    /// When `dispatch` next has work (the state lock held): a due autosave or
+    /// the deadline of an extended restoration; nil: none.
+    private func dueLocked() -> Int64? {
+        let autosave = autosaveDueLocked()
+        guard tokenDeadlineMs >= 0, !shutDown else { return autosave }
+        return min(autosave ?? tokenDeadlineMs, tokenDeadlineMs)
+    }
+
+    /// The earliest deadline of an open extended restoration (ABI v1.1 §9),
+    /// monotonic ms; -1: none. Kept by the engine (`updateTokenDeadline`), so
+    /// the descriptor turns readable and `dispatch` expires the token on time.
+    private var tokenDeadlineMs: Int64 = -1
+
+    func setTokenDeadline(_ ms: Int64?) {
+        state.withLock {
+            tokenDeadlineMs = ms ?? -1
+            rearmLocked()
+        }
     }
 
     /// Arms the timer at the due time (which clears its expirations, so the
@@ -194,7 +214,12 @@ public final class Lifecycle: @unchecked Sendable {
             signalSave(sig, client)
             return true
         }
-        let due = state.withLock { dueLocked() }
+        // An extended restoration whose deadline passed expires here, on time.
+        let deadline = state.withLock { tokenDeadlineMs }
+        if deadline >= 0 && deadline <= Lifecycle.now() {
+            engine.expireDueTokens()
+        }
+        let due = state.withLock { autosaveDueLocked() }
         let now = Lifecycle.now()
         guard let due, due <= now else {
             state.withLock { armedDue = -2; rearmLocked() }

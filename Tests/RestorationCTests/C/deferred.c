@@ -13,6 +13,7 @@
  *   deferred DIR [seconds, ignored]   (also run under ThreadSanitizer: make test-tsan)
  */
 #include "check.h"
+#include <poll.h>
 #include <pthread.h>
 
 static rst_engine *g_e;
@@ -187,6 +188,38 @@ int main(int argc, char **argv) {
         rst_engine_destroy(e);
         CHECK_EQ(did_finish, 0);
         CHECK(!file_exists(marker));
+    }
+
+    /* 4. On time: the engine's descriptor turns readable at the deadline and
+     *    rst_dispatch expires the token there (no other engine call). */
+    {
+        rst_engine *e = engine(archive);
+        int fd = rst_event_fd(e);
+        CHECK(fd >= 0);
+        CHECK_EQ(rst_next_timeout_ms(e), -1);
+        extend_in_decode = NULL;
+        extend_in_finished = "C";
+        finished_deadline = 300;
+        tok_finished = NULL;
+        did_finish = 0;
+        CHECK_OK(rst_restore(e));
+        CHECK(tok_finished != NULL);
+        int64_t wait = rst_next_timeout_ms(e);
+        CHECK_MSG(wait > 0 && wait <= 300, "rst_next_timeout_ms is %lld, expected 1..300", (long long)wait);
+        struct pollfd p = { fd, POLLIN, 0 };
+        CHECK_EQ(poll(&p, 1, 0), 0);                 /* not yet */
+        CHECK_EQ(did_finish, 0);
+        /* Readable at the deadline; a loaded machine gets 5 s of margin. */
+        CHECK_MSG(poll(&p, 1, 5000) == 1 && (p.revents & POLLIN), "the descriptor did not turn readable at the deadline");
+        CHECK_OK(rst_dispatch(e));
+        CHECK_EQ(did_finish, 1);
+        CHECK(pthread_equal(did_finish_thread, pthread_self()));
+        CHECK(!file_exists(marker));
+        CHECK_EQ(rst_next_timeout_ms(e), -1);
+        CHECK_EQ(poll(&p, 1, 0), 0);                 /* nothing left */
+        CHECK_ERR(rst_complete_restoration(e, tok_finished), RST_ERR_STATE, "expired");
+        rst_engine_destroy(e);
+        extend_in_finished = NULL;
     }
     free(archive);
     free(marker);
