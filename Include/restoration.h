@@ -199,9 +199,8 @@ typedef struct rst_engine_options {
     /** Older good archives kept as `<archive>.1` (newest) … `<archive>.K`:
      *  0..16 (more: RST_ERR_INVALID). Non-zero needs archive_path. */
     uint32_t    generations;
-    /** Saves that carry unclaimed records (ABI v1.1 §5). This library does
-     *  not carry records yet: a value other than 0 is RST_ERR_INVALID, so a
-     *  program that relies on it learns at rst_engine_create(). */
+    /** Saves that carry unclaimed records (ABI v1.1 §5; see "Carried
+     *  records" below): 0 none, UINT32_MAX always. */
     uint32_t    carry_saves;
 } rst_engine_options;
 #define RST_ENGINE_OPTIONS_VERSION 2

@@ -16,7 +16,10 @@
  *       (reason=…, width=…, …) to FILE, a screenshot to $NOTES_SCREENSHOT
  *       (PNG) if set, then quits (flush, destroy).
  *   NOTES_REVERSE=1   the list model in reverse order (the selection must
- *       follow the item, not the index). */
+ *       follow the item, not the index).
+ *   NOTES_AUTOSAVE_MS=N  the autosave delay; NOTES_READY_DIRTY=FILE: FILE
+ *       is written right after the changes, while still dirty (with a long
+ *       delay, only a signal save can then save them). */
 #define _GNU_SOURCE 1
 #include <gtk/gtk.h>
 #include <glib-unix.h>
@@ -197,6 +200,10 @@ static gboolean apply_test_changes(gpointer user_data) {
     }
     if ((v = hook_value(spec, "scroll"))) { gtk_adjustment_set_value(a->vadj, g_ascii_strtod(v, NULL)); g_free(v); }
     rst_mark_dirty(a->engine, NULL);
+    if (g_getenv("NOTES_READY_DIRTY")) {   /* test hook: ready while still dirty (not saved yet) */
+        g_file_set_contents(g_getenv("NOTES_READY_DIRTY"), rst_is_dirty(a->engine) ? "dirty\n" : "clean\n", -1, NULL);
+        return G_SOURCE_REMOVE;
+    }
     g_timeout_add(50, wait_saved, a);
     return G_SOURCE_REMOVE;
 }
@@ -368,6 +375,10 @@ int main(int argc, char **argv) {
     o.idiom = "desktop";
     o.autosave_delay_ms = 100;          /* a burst of typing saves once, 100 ms after it */
     o.autosave_max_delay_ms = 2000;     /* ...and continuous changes every 2 s */
+    if (g_getenv("NOTES_AUTOSAVE_MS")) {  /* test hook: a long delay leaves only the signal save */
+        o.autosave_delay_ms = (uint32_t)atoi(g_getenv("NOTES_AUTOSAVE_MS"));
+        o.autosave_max_delay_ms = 0;
+    }
     o.generations = 2;
     o.should_restore = note_reason;
     o.log = log_to_stderr;

@@ -61,7 +61,7 @@ extension CFace {
         }
         // A version clears only the members the caller's version has.
         UnsafeMutableRawPointer(opts).initializeMemory(as: UInt8.self, repeating: 0, count: optionsSize(version: version))
-        opts.pointee.version = version
+        UnsafeMutableRawPointer(opts).storeBytes(of: version, as: UInt32.self)
         return RST_OK
     }
 }
@@ -74,16 +74,14 @@ extension CFace {
                                     attachPlugins: (Engine, String) -> Void) -> rst_status {
         guard let opts else { return fail(.invalid, "rst_engine_create: opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
         guard let out else { return fail(.invalid, "rst_engine_create: out is NULL") }
-        // Only as much of the struct as its version has is read: a version-1
-        // caller's struct ends at `log` (the rest of `o` stays zero).
+        // Only the members the caller's version has are read (a version 1
+        // struct may end at `log`): copied into a zeroed struct.
         let version = UnsafeRawPointer(opts).load(as: UInt32.self)
         guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
             return fail(.version, "rst_engine_create: opts->version is \(version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
         }
         var o = rst_engine_options()
-        withUnsafeMutableBytes(of: &o) { dst in
-            dst.copyMemory(from: UnsafeRawBufferPointer(start: opts, count: optionsSize(version: version)))
-        }
+        withUnsafeMutableBytes(of: &o) { $0.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(opts), count: optionsSize(version: version))) }
         func text(_ p: UnsafePointer<CChar>?, _ field: String) -> Result<String?, RestorationFailure> {
             guard let p else { return .success(nil) }
             guard let s = String(validatingCString: p) else {
@@ -112,7 +110,7 @@ extension CFace {
         // Version 2's members, read only from a version 2 struct (a version 1
         // struct may end at `log`).
         let v2: OptionsV2
-        switch withUnsafePointer(to: o, { optionsV2($0, archivePath: archive) }) {
+        switch optionsV2(o, archivePath: archive) {
         case .success(let v): v2 = v
         case .failure(let f): return fail(f, in: "rst_engine_create")
         }

@@ -23,11 +23,10 @@ func optionsSize(version: UInt32) -> Int {
                  : MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.autosave_delay_ms)!
 }
 
-/// Reads and checks version 2's members (all 0 for a version 1 struct,
-/// which is never read past `log`).
-func optionsV2(_ opts: UnsafePointer<rst_engine_options>, archivePath: String?) -> Result<OptionsV2, RestorationFailure> {
-    guard opts.pointee.version >= 2 else { return .success(OptionsV2()) }
-    let o = opts.pointee
+/// Checks version 2's members of a copy holding only the caller's version's
+/// members (0 past `log` for version 1).
+func optionsV2(_ o: rst_engine_options, archivePath: String?) -> Result<OptionsV2, RestorationFailure> {
+    guard o.version >= 2 else { return .success(OptionsV2()) }
     if o.generations > UInt32(FileStore.maxGenerations) {
         return .failure(RestorationFailure(.invalid, "opts->generations is \(o.generations); at most \(FileStore.maxGenerations) generations are kept"))
     }

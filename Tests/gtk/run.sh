@@ -3,7 +3,8 @@
 # user would, kill -9 it once the autosave wrote it, relaunch (with the list
 # model reversed: the selection must follow the item, not the index), and
 # check the restored state and the reason (RECOVER) through its test hook;
-# then SIGTERM: it ends by SIGTERM and the next launch reads RELAUNCH. A
+# then SIGTERM with an unsaved change: it ends by SIGTERM, the change saved
+# by the signal save, and the next launch reads RELAUNCH. A
 # screenshot of the restored window is written to $GTK_SCREENSHOT
 # (default .build/gtk-notes-restored.png).
 #   Tests/gtk/run.sh [SUMMARY_FILE]
@@ -58,11 +59,13 @@ expect "selected_index=107"        # reversed model: the item, not index 42
 expect "scroll=600"
 if [ -s "$SHOT" ] && head -c 8 "$SHOT" | od -An -tx1 | grep -q "89 50 4e 47"; then ok "screenshot $SHOT"; else bad "no screenshot"; fi
 
-# 3. SIGTERM: saved, ended by SIGTERM, next launch RELAUNCH.
+# 3. SIGTERM with the change not saved yet (autosave in 60 s): the signal
+#    save writes it, the process ends by SIGTERM, the next launch RELAUNCH.
 rm -f "$WORK/ready"
-NOTES_SET="entry=after SIGTERM" NOTES_READY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run3.log" 2>&1 &
+NOTES_AUTOSAVE_MS=60000 NOTES_SET="entry=after SIGTERM" NOTES_READY_DIRTY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run3.log" 2>&1 &
 P=$!
 for _ in $(seq 1 200); do [ -f "$WORK/ready" ] && break; sleep 0.1; done
+grep -qx dirty "$WORK/ready" 2>/dev/null && ok "dirty before SIGTERM" || bad "not dirty before SIGTERM"
 kill -TERM "$P"; wait "$P"; rc=$?
 [ $rc -eq 143 ] && ok "ended by SIGTERM" || bad "exit status $rc after SIGTERM (expected 143): $(cat "$WORK/run3.log")"
 rm -f "$WORK/dump"
