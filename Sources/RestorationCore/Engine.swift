@@ -135,9 +135,18 @@ final class RestoreRun {
     /// Per name index: looked up yet, and the factory (kept alive by `factories`).
     private let classLooked: UnsafeMutablePointer<Bool>
     private let classFactories: UnsafeMutablePointer<Unmanaged<ClassFactory>?>
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var factories: [ClassFactory] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var names: [String?] = []
     /// Records whose decode callback reported failure.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var failed = Set<Int>()
 
     init(reader: ArchiveReader, coder: Coder) {
@@ -227,29 +236,71 @@ public final class Engine {
 
     public let configuration: Configuration
     /// Asked at every save; false rejects it.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var shouldSave: (() -> Bool)?
     /// Asked after validation, before pass 1; false rejects the restore.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var shouldRestore: ((ArchiveInfo) -> Bool)?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var didFinishRestoring: (() -> Void)?
     /// Diagnostics; nil sends warnings and errors to stderr.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var logHandler: ((LogLevel, String) -> Void)?
     /// Plugin classes (set by the edge that owns the plugin loader).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var classProvider: ClassProvider?
 
     let lock = RecursiveLock()
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var nodes: [ObjectNode?] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var freeSlots: [Int] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var objectCount = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var hostClasses: [String: ClassFactory] = [:]
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var fallback: ClassFactory?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var saveGeneration = 0
     /// The handle of the most recently registered object (nil once it
     /// leaves): a factory's result is usually this one, which spares a lookup.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
     /// Every class name registered objects used: a NUL-terminated copy shared
     /// by its nodes, and its number (`classIDs`).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
     /// Keyed by the exact bytes: each node keeps the class name it was given.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var classIDs: [[UInt8]: Int] = [:]
     /// C class-name address → class number, for names that passed every check:
     /// hosts register many objects of one class with the same literal.
@@ -263,11 +314,20 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var lastReport: RestoreCounts?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var destroyed = false
 
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var operation: Operation?
 
     /// Save: identifiers of at most 8 bytes → their name index in the
@@ -283,7 +343,13 @@ public final class Engine {
     }
 
     // `let` would need self during init; these hold the real instances.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var sentinelStorage: ObjectNode?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var coderStorage: Coder?
     @inline(__always) var root: ObjectNode { sentinelStorage.unsafelyUnwrapped }
     @inline(__always) var theCoder: Coder { coderStorage.unsafelyUnwrapped }

@@ -61,7 +61,13 @@ public final class ObjectNode {
     /// The engine that owns this node (valid while registered).
     public unowned(unsafe) let engine: Engine
     /// Archive index during a save (valid when `saveGeneration` matches).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var saveGeneration = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var saveIndex = 0
     /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
     /// sibling lookups compare these before any bytes.
@@ -69,7 +75,13 @@ public final class ObjectNode {
     let identifierPrefix: UInt64
     // Tree links (the engine's lock guards them), unretained: loops over
     // them (sibling scans, archive order) do no reference counting.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var nextSiblingRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public internal(set) var isRegistered = true
     /// Pure ASCII: identifiers match by bytes alone. Otherwise they match as
     /// Strings do (canonical equivalence), as they always have.
@@ -79,7 +91,13 @@ public final class ObjectNode {
     /// host's behavior (`swiftBehavior`); see `call(_:_:)`.
     let table: UnsafePointer<ObjectCallbacks>?
     let tableInstance: UnsafeMutableRawPointer?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var containerRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var firstChildRef: Unmanaged<ObjectNode>?
     /// NUL-terminated copies handed to C; valid while the node lives.
     public let cIdentifier: UnsafeMutablePointer<CChar>
@@ -89,17 +107,38 @@ public final class ObjectNode {
     let classID: Int
     /// 0 at a root.
     public let depth: Int
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var lastChildRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var prevSiblingRef: Unmanaged<ObjectNode>?
     public let className: String?
     let swiftBehavior: ObjectBehavior?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var childCount = 0
     /// Children whose identifier is not ASCII (their lookups compare Strings).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var nonASCIIChildren = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var childIndex: ChildIndex?
     /// Slot in the engine's node table.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var slot = -1
     /// ChildIndex.hash of the identifier (set when the node enters an index).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var identifierHash: UInt64 = 0
 
     /// The identifier (made from `cIdentifier`'s bytes on each use).
@@ -415,12 +454,27 @@ struct IdentifierKey {
 /// String-keyed dictionary, so canonically equivalent identifiers match as
 /// `String ==` says, exactly as before.
 final class ChildIndex {
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var slots: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var mask: Int
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var count = 0
     /// Children whose identifier is not ASCII.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var nonASCII = 0
     /// Every child by identifier String; built on the first lookup that needs it.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var strings: [String: Unmanaged<ObjectNode>]?
 
     init(capacityFor n: Int) {
