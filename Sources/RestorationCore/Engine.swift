@@ -787,9 +787,13 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
-        let bytes = try FileStore.read(path)
+        // One copy of the file in memory: read into a buffer the reader then
+        // adopts (validated where it is, never copied again).
+        var owned: UnsafeMutableRawBufferPointer? = try FileStore.readBuffer(path)
+        defer { owned?.deallocate() }
+        let bytes = owned!
         if configuration.crashGuard {
-            switch bytes.withUnsafeBytes({ CrashGuard.examine(path, bytes: $0) }) {
+            switch CrashGuard.examine(path, bytes: UnsafeRawBufferPointer(bytes)) {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
@@ -801,7 +805,8 @@ public final class Engine {
                 throw RestorationFailure(.rejected, msg)
             }
         }
-        let reader = try validate(bytes, source: "archive '\(path)'")
+        owned = nil   // the reader owns it now, even if validation fails
+        let reader = try Engine.validate(adopting: bytes, source: "archive '\(path)'")
         try runRestore(reader, markerFor: configuration.crashGuard ? path : nil)
     }
 
@@ -817,22 +822,32 @@ public final class Engine {
         try runRestore(reader, markerFor: nil)
     }
 
-    private func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
-        try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try Engine.validate(b, source: source) }
-        }.get()
-    }
-
-    /// Validates archive bytes completely, mapping codec failures to statuses.
+    /// Validates archive bytes completely (into the reader's own copy),
+    /// mapping codec failures to statuses.
     public static func validate(_ bytes: UnsafeRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
         do {
             return try ArchiveReader(bytes: bytes)
         } catch {
-            switch error {
-            case .corrupt(let m): throw RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
-            case .version(let m): throw RestorationFailure(.version, "\(source) is not supported: \(m)")
-            case .limit(let m): throw RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
-            }
+            throw failure(error, source: source)
+        }
+    }
+
+    /// Validates a buffer the reader adopts (`FileStore.readBuffer`'s): no
+    /// second copy. The buffer is the reader's from here on, freed with it
+    /// or when validation fails.
+    public static func validate(adopting bytes: UnsafeMutableRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
+        do {
+            return try ArchiveReader(adopting: bytes)
+        } catch {
+            throw failure(error, source: source)
+        }
+    }
+
+    private static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
+        switch error {
+        case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
+        case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
+        case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
         }
     }
 
