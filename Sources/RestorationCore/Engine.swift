@@ -390,9 +390,9 @@ public final class Engine {
                 let b = UnsafeRawBufferPointer(utf8)
                 let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
                 let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, utf8: b, className: cls?.name, cClassName: cls.map { UnsafePointer($0.c) },
+                let node = ObjectNode(engine: self, utf8: b, cClassName: cls.map { UnsafePointer($0.c) },
                                       classID: classID ?? -1, container: container, depth: depth,
-                                      table: nil, instance: nil, behavior: behavior)
+                                      table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
                 link(node, into: container)
                 return node
             }
@@ -441,11 +441,11 @@ public final class Engine {
         let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
         let node: ObjectNode
         if let classID {
-            let (name, c) = classTable[classID]
-            node = ObjectNode(engine: self, utf8: utf8, className: name, cClassName: UnsafePointer(c), classID: classID,
+            let c = classTable[classID].c
+            node = ObjectNode(engine: self, utf8: utf8, cClassName: UnsafePointer(c), classID: classID,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         } else {
-            node = ObjectNode(engine: self, utf8: utf8, className: nil, cClassName: nil, classID: -1,
+            node = ObjectNode(engine: self, utf8: utf8, cClassName: nil, classID: -1,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle

@@ -4,6 +4,17 @@ import Glibc
 import Musl
 #endif
 
+/// A value-type `ObjectBehavior`, held by reference (`ObjectNode.classBound`).
+final class BehaviorBox: ObjectBehavior {
+    let behavior: any ObjectBehavior
+    init(_ behavior: any ObjectBehavior) { self.behavior = behavior }
+    func encode(_ node: ObjectNode, _ coder: Coder) { behavior.encode(node, coder) }
+    func decode(_ node: ObjectNode, _ coder: Coder) { behavior.decode(node, coder) }
+    func finished(_ node: ObjectNode) { behavior.finished(node) }
+    func released(_ node: ObjectNode) { behavior.released(node) }
+    var instance: UnsafeMutableRawPointer? { behavior.instance }
+}
+
 /// How the engine talks to a registered object's host through Swift: the
 /// Swift API adapts `StateRestoring` to it, tools (restorectl) implement it.
 public protocol ObjectBehavior {
@@ -115,8 +126,9 @@ public final class ObjectNode {
     @exclusivity(unchecked)
     #endif
     var prevSiblingRef: Unmanaged<ObjectNode>?
-    public let className: String?
-    let swiftBehavior: ObjectBehavior?
+    /// A Swift host's behavior, class-bound so that it takes two words in
+    /// every node, not five (a value-type behavior is boxed at registration).
+    let swiftBehavior: (any ObjectBehavior & AnyObject)?
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -145,7 +157,14 @@ public final class ObjectNode {
     public var identifier: String { String(decoding: identifierBytes, as: UTF8.self) }
 
     /// A Swift host's behavior (nil for an object called through a callback table).
-    public var behavior: ObjectBehavior? { swiftBehavior }
+    public var behavior: ObjectBehavior? {
+        if let box = swiftBehavior as? BehaviorBox { return box.behavior }
+        return swiftBehavior
+    }
+
+    /// The class name (made from `cClassName`, which the engine keeps for
+    /// the class, on each use: the node stores no String of its own).
+    public var className: String? { cClassName.map { String(cString: $0) } }
 
     /// The host's instance pointer (`rst_object_instance`), if any.
     public var instance: UnsafeMutableRawPointer? {
@@ -223,12 +242,11 @@ public final class ObjectNode {
 
     /// A new node; `utf8` is the identifier (validated by the caller). The
     /// host is a callback table (`table`, `instance`) or a `behavior`.
-    init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
+    init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
          classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
-         table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: ObjectBehavior?) {
+         table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
         self.classID = classID
         self.engine = engine
-        self.className = className
         let n = utf8.count
         guard let c = malloc(n + 1) else { fatalError("out of memory") }
         if n > 0 { c.copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: n) }
@@ -249,7 +267,6 @@ public final class ObjectNode {
     /// The invisible parent of the roots.
     init(sentinelOf engine: Engine) {
         self.engine = engine
-        self.className = nil
         self.cIdentifier = strdup("")!
         self.identifierCount = 0
         self.identifierPrefix = 0
@@ -266,6 +283,13 @@ public final class ObjectNode {
 
     deinit {
         free(cIdentifier)
+    }
+
+    /// `b` itself when it is a class instance (every behavior the Swift API,
+    /// the plugin loader and restorectl make), else `b` in a box.
+    static func classBound(_ b: any ObjectBehavior) -> any ObjectBehavior & AnyObject {
+        if let o = b as? any ObjectBehavior & AnyObject { return o }
+        return BehaviorBox(b)
     }
 
     /// The first 8 bytes of `b`, zero padded, little-endian (loads stay
