@@ -28,19 +28,26 @@ let libraryMajorVersion: String = {
     return "1"
 }()
 
-// The hot paths (codec, coder, C face) skip Swift's dynamic exclusivity
-// checks in release builds. Those checks catch *overlapping accesses* to one
-// variable (a modify of a class property, such as the coder's writer, still
-// open when code reaches the same property again), not threads. In these
-// modules every such access is confined to one call that does not call out
-// to host code while it is open (callbacks run between accesses), and the
-// codec's untrusted input is parsed into locals and an immutable reader.
-// The evidence: `swift test` builds debug, where the checks are on and trap,
-// and runs every path, reentrant callbacks included (callbacks that encode,
+// The hot paths (coder, registry, C face) skip Swift's dynamic exclusivity
+// checks in release builds, property by property: the stored properties of
+// the classes every encode, decode and registration touches (Coder,
+// ObjectNode, Engine, RestoreRun, ChildIndex, CStringArena) are declared
+// `@exclusivity(unchecked)` under `#if UNCHECKED_EXCLUSIVITY`, defined here
+// for release only. (Not the compiler flag `-enforce-exclusivity=unchecked`:
+// SwiftPM refuses unsafeFlags in a product that another package depends on
+// by version.) Those checks catch *overlapping accesses* to one variable (a
+// modify of a class property, such as the coder's writer, still open when
+// code reaches the same property again), not threads. In these classes every
+// such access is confined to one call that does not call out to host code
+// while it is open (callbacks run between accesses), and the codec's
+// untrusted input is parsed into locals and an immutable reader. The
+// evidence: `swift test` builds debug, where the checks are on and trap, and
+// runs every path, reentrant callbacks included (callbacks that encode,
 // decode, register and find during a save or restore: the C programs, the
-// core, Swift API and plugin tests). They cost ~7% of a save
-// (docs/PERFORMANCE.md). Bounds and overflow checks stay on.
-let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// core, Swift API and plugin tests). Unchecked, a save costs less than half
+// (callgrind: 7,692 → 3,382 instructions per object; docs/PERFORMANCE-LEVERS.md).
+// Bounds and overflow checks stay on.
+let hotPath: [SwiftSetting] = [.define("UNCHECKED_EXCLUSIVITY", .when(configuration: .release))]
 
 let package = Package(
     name: "Restoration",
@@ -70,10 +77,11 @@ let package = Package(
         // ABI v1.1 §2's signal handler and descriptors (async-signal-safe C, hidden symbols).
         .target(name: "CLifecycle", path: "Sources/CLifecycle"),
         .target(name: "RestorationCore", dependencies: ["RestorationArchive", "CLifecycle"], swiftSettings: hotPath),
-        // Cross-module optimization: RestorationC's one-line exports inline
-        // the C face's functions, so the split costs no call per value.
+        // RestorationC's one-line exports call the C face's functions (one
+        // call per value, ~0.8% of a save: docs/PERFORMANCE-LEVERS.md); the
+        // core's hot accessors are @inlinable, so they inline into the C face.
         .target(name: "RestorationCFace", dependencies: ["RestorationCore", "RestorationArchive", "CRestoration"],
-                swiftSettings: hotPath + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
+                swiftSettings: hotPath),
         .target(name: "RestorationPlugins", dependencies: ["RestorationCore", "RestorationCFace", "CRestoration", "CFFI"]),
         .target(name: "RestorationC", dependencies: ["RestorationCFace", "RestorationPlugins", "CRestoration"],
                 swiftSettings: hotPath),

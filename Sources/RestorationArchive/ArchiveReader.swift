@@ -36,6 +36,19 @@ public final class ArchiveReader {
         self.init(storage: st, info: info, forward: forward, masks: masks)
     }
 
+    /// Validates bytes the reader then owns, without copying them (an
+    /// archive file read into a private buffer: one copy of it in memory,
+    /// not two). `buffer` must come from
+    /// `UnsafeMutableRawPointer.allocate(byteCount:alignment:)`, and nothing
+    /// else may keep, write or free it: the reader frees it, also when
+    /// validation fails.
+    public convenience init(adopting buffer: UnsafeMutableRawBufferPointer) throws(ArchiveFailure) {
+        let st = ReaderStorage()
+        st.bytes = buffer.baseAddress   // freed with the storage, whatever happens below
+        let (_, info, v) = try Validator.runKeepingState(UnsafeRawBufferPointer(buffer), adopted: st)
+        self.init(storage: st, info: info, forward: v.forward, masks: (v.n, v.keyCount, v.nameCount))
+    }
+
     public convenience init(bytes: [UInt8]) throws(ArchiveFailure) {
         let r: Result<(ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int)), ArchiveFailure> =
             bytes.withUnsafeBytes { buf in

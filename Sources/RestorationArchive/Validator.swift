@@ -131,7 +131,9 @@ struct Validator {
     // MARK: - Entry point
 
     /// Validates `input` completely and returns the storage of a reader.
-    static func runKeepingState(_ input: UnsafeRawBufferPointer) throws(ArchiveFailure) -> (ReaderStorage, ArchiveInfo, Validator) {
+    /// `adopted`: storage that already owns `input` (ArchiveReader(adopting:)):
+    /// the bytes are validated where they are, without the private copy.
+    static func runKeepingState(_ input: UnsafeRawBufferPointer, adopted: ReaderStorage? = nil) throws(ArchiveFailure) -> (ReaderStorage, ArchiveInfo, Validator) {
         let count = input.count
         let fixed = ArchiveFormat.fixedHeaderBytes
         guard count >= fixed, let src = input.baseAddress else {
@@ -162,19 +164,31 @@ struct Validator {
             throw ArchiveFailure.corrupt("archive is truncated: \(count) bytes is shorter than the smallest archive (\(ArchiveFormat.minimumArchiveBytes) bytes) at byte \(count)")
         }
 
-        // Own a copy: everything below reads the copy only.
-        let st = ReaderStorage()
-        let copy = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
-        st.bytes = copy
-        // Copy and checksum in one pass.
-        let computed = CRC32C.copy(0, from: src, to: copy, count - 4)
-        (copy + (count - 4)).copyMemory(from: src + (count - 4), byteCount: 4)
+        // Own the bytes: everything below reads memory the reader owns only
+        // (a buffer of the caller's could change after it was checked).
+        let st: ReaderStorage
+        let copy: UnsafeRawPointer
+        let computed: UInt32
+        if let adopted {
+            // Already ours (read from a file into a buffer nobody else holds).
+            st = adopted
+            copy = src
+            computed = CRC32C.update(0, src, count - 4)
+        } else {
+            st = ReaderStorage()
+            let mine = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+            st.bytes = mine
+            // Copy and checksum in one pass.
+            computed = CRC32C.copy(0, from: src, to: mine, count - 4)
+            (mine + (count - 4)).copyMemory(from: src + (count - 4), byteCount: 4)
+            copy = UnsafeRawPointer(mine)
+        }
         let stored = UInt32(littleEndian: copy.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
         if stored != computed {
             throw ArchiveFailure.corrupt("checksum mismatch: the archive stores 0x\(hex32(stored)) at byte \(count - 4), but its bytes 0..<\(count - 4) give 0x\(hex32(computed))")
         }
 
-        var v = Validator(bytes: UnsafeRawPointer(copy), count: count, storage: st)
+        var v = Validator(bytes: copy, count: count, storage: st)
         v.versioned = flags & ArchiveFormat.flagRecordVersions != 0
         v.carrying = flags & ArchiveFormat.flagRecordCarry != 0
         let info = try v.parse()

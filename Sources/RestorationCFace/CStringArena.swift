@@ -15,8 +15,17 @@ final class CStringArena: CoderAttachment {
     private static let chunkSize = 64 * 1024
 
     /// The newest chunk; the oldest (the first allocated) is kept by reset().
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var chunk: UnsafeMutableRawPointer?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var next: UnsafeMutableRawPointer?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var limit: UnsafeMutableRawPointer?
 
     deinit {

@@ -359,10 +359,7 @@ extension CFace {
         // the bytes with U+FFFD and open another file.
         guard let p = String(validatingCString: path) else { return fail(.invalid, "rst_read_archive_info: path is not valid UTF-8") }
         do {
-            let bytes = try FileStore.read(p)
-            let reader = try bytes.withUnsafeBytes { b in
-                Result { () throws(RestorationFailure) in try Engine.validate(b, source: "archive '\(p)'") }
-            }.get()
+            let reader = try Engine.validate(adopting: try FileStore.readBuffer(p), source: "archive '\(p)'")
             let info = reader.info
             var packer = OneAllocation()
             packer.reserve(MemoryLayout<rst_archive_info>.stride)

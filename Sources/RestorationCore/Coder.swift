@@ -60,49 +60,97 @@ public final class Coder {
         case migrating
     }
 
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var mode: Mode = .idle
     public unowned(unsafe) let engine: Engine
 
     // Encoding state.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var writer = ArchiveWriter()
     /// The first encode error of the save in progress; it fails the save.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var encodeFailure: RestorationFailure? {
         didSet { hasEncodeFailure = encodeFailure != nil }
     }
     /// `encodeFailure != nil`, without copying it on every encode call.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline private(set) var hasEncodeFailure = false
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     unowned(unsafe) var node: ObjectNode?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var saveGeneration = 0
 
     // Decoding state.
     /// The archive being read; owns it for the restore.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var reader: ArchiveReader? {
         didSet { readerRef = reader.map { Unmanaged.passUnretained($0) } }
     }
     /// The same reader without reference counting on the hot paths.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline private(set) var readerRef: Unmanaged<ArchiveReader>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var session: RestoreSession? {
         didSet { sessionRef = session.map { Unmanaged.passUnretained($0) } }
     }
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline private(set) var sessionRef: Unmanaged<RestoreSession>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var record = 0
     /// The open records (the object's own fields at depth 0) and the scan hint of each.
     @usableFromInline let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
     @usableFromInline let hints: UnsafeMutablePointer<Int>
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline private(set) var depth = 0
     /// Key address → key index, for the archive being written or read.
     @usableFromInline let keys = KeyCache()
     /// An edge's state kept with this coder (the C face's C-string arena),
     /// told when each decode callback or factory returns; `attachmentRef`
     /// is the same object, unretained, for hot paths.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var attachment: CoderAttachment?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var attachmentUnmanaged: Unmanaged<CoderAttachment>?
     public var attachmentRef: UnsafeMutableRawPointer? { attachmentUnmanaged?.toOpaque() }
     /// What the running decode callback or factory reported (`failCallback`).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var callbackFailure: RestorationFailure? {
         didSet { hasCallbackFailure = callbackFailure != nil }
     }
     /// `callbackFailure != nil`, without copying it after every callback.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private(set) var hasCallbackFailure = false
     /// v1.1: the record a migration step edits (`.migrating` mode).
     var migration: MigrationEditor?

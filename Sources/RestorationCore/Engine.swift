@@ -142,9 +142,18 @@ final class RestoreRun {
     /// Per name index: looked up yet, and the factory (kept alive by `factories`).
     private let classLooked: UnsafeMutablePointer<Bool>
     private let classFactories: UnsafeMutablePointer<Unmanaged<ClassFactory>?>
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var factories: [ClassFactory] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var names: [String?] = []
     /// Records whose decode callback reported failure.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var failed = Set<Int>()
     /// v1.1 §7: why records were not produced (Skips.swift).
     var notes: [Int: SkipNote] = [:]
@@ -253,29 +262,71 @@ public final class Engine {
 
     public let configuration: Configuration
     /// Asked at every save; false rejects it.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var shouldSave: (() -> Bool)?
     /// Asked after validation, before pass 1; false rejects the restore.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var shouldRestore: ((ArchiveInfo) -> Bool)?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var didFinishRestoring: (() -> Void)?
     /// Diagnostics; nil sends warnings and errors to stderr.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var logHandler: ((LogLevel, String) -> Void)?
     /// Plugin classes (set by the edge that owns the plugin loader).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public var classProvider: ClassProvider?
 
     let lock = RecursiveLock()
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var nodes: [ObjectNode?] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var freeSlots: [Int] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var objectCount = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var hostClasses: [String: ClassFactory] = [:]
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var fallback: ClassFactory?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var saveGeneration = 0
     /// The handle of the most recently registered object (nil once it
     /// leaves): a factory's result is usually this one, which spares a lookup.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
     /// Every class name registered objects used: a NUL-terminated copy shared
     /// by its nodes, and its number (`classIDs`).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
     /// Keyed by the exact bytes: each node keeps the class name it was given.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var classIDs: [[UInt8]: Int] = [:]
     /// C class-name address → class number, for names that passed every check:
     /// hosts register many objects of one class with the same literal.
@@ -289,6 +340,9 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var lastReport: RestoreCounts?
     /// v1.1 §7: the skipped records of the last restore (`lastRestoreSkips`).
     var lastSkips = SkipLedger.empty
@@ -310,10 +364,16 @@ public final class Engine {
     private var carryCommitAfterWrite = false
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var destroyed = false
 
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var operation: Operation?
 
     /// Save: identifiers of at most 8 bytes → their name index in the
@@ -341,7 +401,13 @@ public final class Engine {
     public internal(set) var restoreGeneration: UInt32 = 0
 
     // `let` would need self during init; these hold the real instances.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var sentinelStorage: ObjectNode?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var coderStorage: Coder?
     @inline(__always) var root: ObjectNode { sentinelStorage.unsafelyUnwrapped }
     @inline(__always) var theCoder: Coder { coderStorage.unsafelyUnwrapped }
@@ -382,9 +448,9 @@ public final class Engine {
                 let b = UnsafeRawBufferPointer(utf8)
                 let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
                 let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, utf8: b, className: cls?.name, cClassName: cls.map { UnsafePointer($0.c) },
+                let node = ObjectNode(engine: self, utf8: b, cClassName: cls.map { UnsafePointer($0.c) },
                                       classID: classID ?? -1, container: container, depth: depth,
-                                      table: nil, instance: nil, behavior: behavior)
+                                      table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
                 link(node, into: container)
                 return node
             }
@@ -433,11 +499,11 @@ public final class Engine {
         let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
         let node: ObjectNode
         if let classID {
-            let (name, c) = classTable[classID]
-            node = ObjectNode(engine: self, utf8: utf8, className: name, cClassName: UnsafePointer(c), classID: classID,
+            let c = classTable[classID].c
+            node = ObjectNode(engine: self, utf8: utf8, cClassName: UnsafePointer(c), classID: classID,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         } else {
-            node = ObjectNode(engine: self, utf8: utf8, className: nil, cClassName: nil, classID: -1,
+            node = ObjectNode(engine: self, utf8: utf8, cClassName: nil, classID: -1,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle
@@ -893,11 +959,26 @@ public final class Engine {
         do {
             return try ArchiveReader(bytes: bytes)
         } catch {
-            switch error {
-            case .corrupt(let m): throw RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
-            case .version(let m): throw RestorationFailure(.version, "\(source) is not supported: \(m)")
-            case .limit(let m): throw RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
-            }
+            throw failure(error, source: source)
+        }
+    }
+
+    /// Validates a buffer the reader adopts (`FileStore.readBuffer`'s): no
+    /// second copy. The buffer is the reader's from here on, freed with it
+    /// or when validation fails.
+    public static func validate(adopting bytes: UnsafeMutableRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
+        do {
+            return try ArchiveReader(adopting: bytes)
+        } catch {
+            throw failure(error, source: source)
+        }
+    }
+
+    private static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
+        switch error {
+        case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
+        case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
+        case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
         }
     }
 

@@ -232,6 +232,17 @@ public enum FileStore {
 
     /// Reads a whole archive file, refusing more than `limit` bytes before reading.
     public static func read(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> [UInt8] {
+        let buffer = try readBuffer(path, limit: limit)
+        defer { buffer.deallocate() }
+        return [UInt8](UnsafeRawBufferPointer(buffer))
+    }
+
+    /// Reads a whole archive file into a new buffer the caller owns (and
+    /// frees with `deallocate()`, or hands to `ArchiveReader(adopting:)`,
+    /// which validates it without a second copy), refusing more than `limit`
+    /// bytes before reading. The buffer is private memory: a file changed or
+    /// truncated later does not change it.
+    public static func readBuffer(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> UnsafeMutableRawBufferPointer {
         // O_NONBLOCK: opening a FIFO must not wait for a writer (the S_IFREG check below refuses it).
         let fd = retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
@@ -249,24 +260,25 @@ public enum FileStore {
         if size > limit {
             throw RestorationFailure(.limit, "archive '\(path)' is \(size) bytes; the limit is \(limit) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
-        var out = [UInt8](repeating: 0, count: size)
-        try out.withUnsafeMutableBytes { buf in Result { () throws(RestorationFailure) in
-            var off = 0, interrupts = 0
-            while off < size {
-                let n = FileIO.read(fd, buf.baseAddress! + off, size - off)
-                if n < 0 {
-                    let e = errno
-                    if e == EINTR && interrupts < maxInterrupts { interrupts += 1; continue }
-                    throw RestorationFailure(.io, "reading archive '\(path)' failed at byte \(off) of \(size): \(errnoText(e))")
-                }
-                if n == 0 {
-                    throw RestorationFailure(.io, "reading archive '\(path)' stopped at byte \(off) of \(size): the file shrank while it was read (another program truncated it)")
-                }
-                interrupts = 0
-                off += n
+        // Never zero bytes, so that the buffer always has an address to free.
+        let base = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 16)
+        var off = 0, interrupts = 0
+        while off < size {
+            let n = FileIO.read(fd, base + off, size - off)
+            if n < 0 {
+                let e = errno
+                if e == EINTR && interrupts < maxInterrupts { interrupts += 1; continue }
+                base.deallocate()
+                throw RestorationFailure(.io, "reading archive '\(path)' failed at byte \(off) of \(size): \(errnoText(e))")
             }
-        } }.get()
-        return out
+            if n == 0 {
+                base.deallocate()
+                throw RestorationFailure(.io, "reading archive '\(path)' stopped at byte \(off) of \(size): the file shrank while it was read (another program truncated it)")
+            }
+            interrupts = 0
+            off += n
+        }
+        return UnsafeMutableRawBufferPointer(start: base, count: size)
     }
 
     /// Files beside `archive` whose names start with the archive's name plus

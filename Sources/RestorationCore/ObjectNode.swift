@@ -4,6 +4,17 @@ import Glibc
 import Musl
 #endif
 
+/// A value-type `ObjectBehavior`, held by reference (`ObjectNode.classBound`).
+final class BehaviorBox: ObjectBehavior {
+    let behavior: any ObjectBehavior
+    init(_ behavior: any ObjectBehavior) { self.behavior = behavior }
+    func encode(_ node: ObjectNode, _ coder: Coder) { behavior.encode(node, coder) }
+    func decode(_ node: ObjectNode, _ coder: Coder) { behavior.decode(node, coder) }
+    func finished(_ node: ObjectNode) { behavior.finished(node) }
+    func released(_ node: ObjectNode) { behavior.released(node) }
+    var instance: UnsafeMutableRawPointer? { behavior.instance }
+}
+
 /// How the engine talks to a registered object's host through Swift: the
 /// Swift API adapts `StateRestoring` to it, tools (restorectl) implement it.
 public protocol ObjectBehavior {
@@ -61,7 +72,13 @@ public final class ObjectNode {
     /// The engine that owns this node (valid while registered).
     public unowned(unsafe) let engine: Engine
     /// Archive index during a save (valid when `saveGeneration` matches).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var saveGeneration = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     @usableFromInline var saveIndex = 0
     /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
     /// sibling lookups compare these before any bytes.
@@ -69,7 +86,13 @@ public final class ObjectNode {
     let identifierPrefix: UInt64
     // Tree links (the engine's lock guards them), unretained: loops over
     // them (sibling scans, archive order) do no reference counting.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var nextSiblingRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     public internal(set) var isRegistered = true
     /// Pure ASCII: identifiers match by bytes alone. Otherwise they match as
     /// Strings do (canonical equivalence), as they always have.
@@ -79,7 +102,13 @@ public final class ObjectNode {
     /// host's behavior (`swiftBehavior`); see `call(_:_:)`.
     let table: UnsafePointer<ObjectCallbacks>?
     let tableInstance: UnsafeMutableRawPointer?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var containerRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var firstChildRef: Unmanaged<ObjectNode>?
     /// NUL-terminated copies handed to C; valid while the node lives.
     public let cIdentifier: UnsafeMutablePointer<CChar>
@@ -89,24 +118,53 @@ public final class ObjectNode {
     let classID: Int
     /// 0 at a root.
     public let depth: Int
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var lastChildRef: Unmanaged<ObjectNode>?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var prevSiblingRef: Unmanaged<ObjectNode>?
-    public let className: String?
-    let swiftBehavior: ObjectBehavior?
+    /// A Swift host's behavior, class-bound so that it takes two words in
+    /// every node, not five (a value-type behavior is boxed at registration).
+    let swiftBehavior: (any ObjectBehavior & AnyObject)?
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var childCount = 0
     /// Children whose identifier is not ASCII (their lookups compare Strings).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var nonASCIIChildren = 0
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var childIndex: ChildIndex?
     /// Slot in the engine's node table.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var slot = -1
     /// ChildIndex.hash of the identifier (set when the node enters an index).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var identifierHash: UInt64 = 0
 
     /// The identifier (made from `cIdentifier`'s bytes on each use).
     public var identifier: String { String(decoding: identifierBytes, as: UTF8.self) }
 
     /// A Swift host's behavior (nil for an object called through a callback table).
-    public var behavior: ObjectBehavior? { swiftBehavior }
+    public var behavior: ObjectBehavior? {
+        if let box = swiftBehavior as? BehaviorBox { return box.behavior }
+        return swiftBehavior
+    }
+
+    /// The class name (made from `cClassName`, which the engine keeps for
+    /// the class, on each use: the node stores no String of its own).
+    public var className: String? { cClassName.map { String(cString: $0) } }
 
     /// The host's instance pointer (`rst_object_instance`), if any.
     public var instance: UnsafeMutableRawPointer? {
@@ -184,12 +242,11 @@ public final class ObjectNode {
 
     /// A new node; `utf8` is the identifier (validated by the caller). The
     /// host is a callback table (`table`, `instance`) or a `behavior`.
-    init(engine: Engine, utf8: UnsafeRawBufferPointer, className: String?, cClassName: UnsafePointer<CChar>?,
+    init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
          classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
-         table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: ObjectBehavior?) {
+         table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
         self.classID = classID
         self.engine = engine
-        self.className = className
         let n = utf8.count
         guard let c = malloc(n + 1) else { fatalError("out of memory") }
         if n > 0 { c.copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: n) }
@@ -210,7 +267,6 @@ public final class ObjectNode {
     /// The invisible parent of the roots.
     init(sentinelOf engine: Engine) {
         self.engine = engine
-        self.className = nil
         self.cIdentifier = strdup("")!
         self.identifierCount = 0
         self.identifierPrefix = 0
@@ -227,6 +283,13 @@ public final class ObjectNode {
 
     deinit {
         free(cIdentifier)
+    }
+
+    /// `b` itself when it is a class instance (every behavior the Swift API,
+    /// the plugin loader and restorectl make), else `b` in a box.
+    static func classBound(_ b: any ObjectBehavior) -> any ObjectBehavior & AnyObject {
+        if let o = b as? any ObjectBehavior & AnyObject { return o }
+        return BehaviorBox(b)
     }
 
     /// The first 8 bytes of `b`, zero padded, little-endian (loads stay
@@ -415,12 +478,27 @@ struct IdentifierKey {
 /// String-keyed dictionary, so canonically equivalent identifiers match as
 /// `String ==` says, exactly as before.
 final class ChildIndex {
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var slots: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var mask: Int
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var count = 0
     /// Children whose identifier is not ASCII.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var nonASCII = 0
     /// Every child by identifier String; built on the first lookup that needs it.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     private var strings: [String: Unmanaged<ObjectNode>]?
 
     init(capacityFor n: Int) {

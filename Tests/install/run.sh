@@ -9,7 +9,8 @@
 # Swift toolchain folder is hidden; check the host's signal dispositions and
 # crashes are its own; compile and run the README's C example; build a Swift
 # package outside the repo that depends on this one by path and restore the
-# C host's archive with it; stage with DESTDIR; uninstall.
+# C host's archive with it, and again by version from a tagged bare clone;
+# stage with DESTDIR; uninstall.
 #
 # Prints "ok"/"FAIL" per check (a failure shows its log), then appends
 # "install: N passed, M failed" to SUMMARY. Exit status 0 when none failed.
@@ -239,6 +240,39 @@ EOF
         "detail screen restored (class CountryDetail), map pane restored (class MapPane)"
 }
 check "a Swift package outside the repo (by path) restores the C host's archive through both plugins" t_swift_package
+
+# The same package depending on this one by version, as a Swift user outside
+# gets it: a bare clone of the repository (its committed HEAD), tagged with
+# the header's version, used with .package(url: "file://…", from: VERSION).
+# SwiftPM refuses a versioned dependency whose product's targets use
+# unsafeFlags, so this fails if any target in the Restoration product's
+# closure gains one (librestoration's linker flags are fine: it is not in it).
+t_swift_package_by_version() {
+    local bare=$T/restoration.git pkg=$T/swift-host-version
+    git clone --quiet --bare "$REPO" "$bare"
+    git -C "$bare" tag -f "$VERSION" "$(git -C "$REPO" rev-parse HEAD)" > /dev/null
+    mkdir -p "$pkg/Sources/swift-host"
+    cat > "$pkg/Package.swift" <<EOF
+// swift-tools-version: 6.1
+import PackageDescription
+let package = Package(
+    name: "swift-host",
+    dependencies: [.package(url: "file://$bare", from: "$VERSION")],
+    targets: [.executableTarget(name: "swift-host", dependencies: [.product(name: "Restoration", package: "restoration")])],
+    swiftLanguageModes: [.v5]
+)
+EOF
+    cp Examples/countries-swift/main.swift "$pkg/Sources/swift-host/main.swift"
+    (cd "$pkg" && swift build --scratch-path "$pkg/.build")
+    local resolved
+    resolved=$(cd "$pkg" && swift package --scratch-path "$pkg/.build" show-dependencies | grep -i 'restoration' || true)
+    echo "resolved: $resolved"
+    expect "resolved restoration at $VERSION" grep -qF "@$VERSION" <<< "$resolved"
+    local out
+    out=$("$pkg/.build/debug/swift-host" "$APP" relaunch 2>&1) || { echo "$out"; return 1; }
+    grep -qF -- "map pane restored (class MapPane)" <<< "$out" || { echo "$out"; echo "missing: map pane restored"; return 1; }
+}
+check "a Swift package outside the repo builds against a tagged clone with .package(url:, from: \"$VERSION\")" t_swift_package_by_version
 
 # ---------------------------------------------------------------------------
 t_destdir() {

@@ -1,18 +1,35 @@
 /* callgrind-driver: the benchmark's value mix through the C ABI, for
  * instruction counts that repeat on a noisy machine (Tests/perf/callgrind.sh).
  *
- *   callgrind-driver N    N objects (default 20000): a tree with fan-out 8,
+ *   callgrind-driver N [ARCHIVE]
+ *                         N objects (default 20000): a tree with fan-out 8,
  *                         each with a bool, an int, a double, a 16-character
  *                         string, 32 bytes, a reference to an earlier object,
  *                         a record {text, count} and 4 ints. One
  *                         rst_save_to_buffer, then one rst_restore_from_buffer
  *                         into a new engine with the first half pre-registered
  *                         and the rest made by a host class's factory.
+ *                         With ARCHIVE: then one rst_save to that file and one
+ *                         rst_restore of it into a third engine (set up the
+ *                         same way), printing the restore's peak memory above
+ *                         the memory before it (VmHWM after clear_refs).
  * Prints the archive's size; exits 1 (saying which check) if anything fails. */
 #include <restoration.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* VmRSS or VmHWM of this process, in KiB (0 if /proc says nothing). */
+static long status_kib(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256]; long v = 0; size_t n = strlen(field);
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') { v = atol(line + n + 1); break; }
+    fclose(f);
+    return v;
+}
 
 typedef struct node {
     int index, parent, ref;
@@ -105,17 +122,50 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_nodes; i++)
         if (rst_register_object(s, nodes[i].ident, i ? nodes[nodes[i].parent].obj : NULL, "Node", &cb, &nodes[i], &nodes[i].obj) != RST_OK)
             FAIL("register %d: %s", i, rst_last_error());
-    void *buf; size_t len;
-    if (rst_save_to_buffer(s, &buf, &len) != RST_OK) FAIL("save: %s", rst_last_error());
+    /* FILE_ONLY=1 with ARCHIVE: skip the buffer save and restore (and the
+     * file save when ARCHIVE exists), so that the file restore's peak memory
+     * is not hidden by heap that they freed. */
+    int file_only = argc > 2 && getenv("FILE_ONLY") && strcmp(getenv("FILE_ONLY"), "1") == 0;
+    void *buf = NULL; size_t len = 0;
+    if (!file_only && rst_save_to_buffer(s, &buf, &len) != RST_OK) FAIL("save: %s", rst_last_error());
 
     if (rst_engine_create(&opts, &r) != RST_OK) FAIL("create: %s", rst_last_error());
     if (rst_register_class(r, "Node", factory, NULL) != RST_OK) FAIL("class: %s", rst_last_error());
     for (int i = 0; i < (n_nodes + 1) / 2; i++)
         if (rst_register_object(r, nodes[i].ident, i ? restored[nodes[i].parent] : NULL, "Node", &cb, &nodes[i], &restored[i]) != RST_OK)
             FAIL("pre-register %d: %s", i, rst_last_error());
-    if (rst_restore_from_buffer(r, buf, len) != RST_OK) FAIL("restore: %s", rst_last_error());
-    for (int i = 0; i < n_nodes; i++) if (!nodes[i].decoded) FAIL("object %d was not decoded", i);
+    if (!file_only) {
+        if (rst_restore_from_buffer(r, buf, len) != RST_OK) FAIL("restore: %s", rst_last_error());
+        for (int i = 0; i < n_nodes; i++) if (!nodes[i].decoded) FAIL("object %d was not decoded", i);
+    }
     printf("%d objects, archive %zu bytes\n", n_nodes, len);
+    if (argc > 2) {
+        rst_engine_options fopts = RST_ENGINE_OPTIONS_INIT;
+        fopts.archive_path = argv[2];
+        rst_engine *fs, *fr;
+        if (rst_engine_create(&fopts, &fs) != RST_OK) FAIL("create: %s", rst_last_error());
+        for (int i = 0; i < n_nodes; i++)
+            if (rst_register_object(fs, nodes[i].ident, i ? nodes[nodes[i].parent].obj : NULL, "Node", &cb, &nodes[i], &nodes[i].obj) != RST_OK)
+                FAIL("register %d: %s", i, rst_last_error());
+        if ((!file_only || access(argv[2], F_OK) != 0) && rst_save(fs) != RST_OK) FAIL("rst_save: %s", rst_last_error());
+        if (file_only) { FILE *a = fopen(argv[2], "rb"); if (a) { fseek(a, 0, SEEK_END); len = (size_t)ftell(a); fclose(a); } }
+        if (rst_engine_create(&fopts, &fr) != RST_OK) FAIL("create: %s", rst_last_error());
+        if (rst_register_class(fr, "Node", factory, NULL) != RST_OK) FAIL("class: %s", rst_last_error());
+        for (int i = 0; i < n_nodes; i++) nodes[i].decoded = 0;
+        for (int i = 0; i < (n_nodes + 1) / 2; i++)
+            if (rst_register_object(fr, nodes[i].ident, i ? restored[nodes[i].parent] : NULL, "Node", &cb, &nodes[i], &restored[i]) != RST_OK)
+                FAIL("pre-register %d: %s", i, rst_last_error());
+        FILE *cr = fopen("/proc/self/clear_refs", "w");
+        if (cr) { fputs("5", cr); fclose(cr); }
+        long before = status_kib("VmRSS");
+        if (rst_restore(fr) != RST_OK) FAIL("rst_restore: %s", rst_last_error());
+        long peak = status_kib("VmHWM");
+        for (int i = 0; i < n_nodes; i++) if (!nodes[i].decoded) FAIL("object %d was not decoded (file)", i);
+        printf("rst_restore of the file: peak %.1f MiB above the %.1f MiB before it (%.2fx the archive)\n",
+               (peak - before) / 1024.0, before / 1024.0, (peak - before) * 1024.0 / (double)len);
+        rst_engine_destroy(fr);
+        rst_engine_destroy(fs);
+    }
     rst_free(buf);
     rst_engine_destroy(r);
     rst_engine_destroy(s);

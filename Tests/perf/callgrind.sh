@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests/perf/callgrind.sh [BIN] [N]: instructions per object of one
-# rst_save_to_buffer and one rst_restore_from_buffer (callgrind counts
+# rst_save_to_buffer, one rst_restore_from_buffer and one rst_restore of a
+# file (callgrind counts
 # instructions, so the numbers repeat on a loaded machine). BIN is the folder
 # holding a release librestoration.so (default: swift build -c release).
 set -euo pipefail
@@ -11,9 +12,9 @@ N=${2:-20000}
 ln -sf librestoration.so "$BIN/librestoration.so.1"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 cc -O2 -std=c11 -IInclude Tests/perf/callgrind-driver.c -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -o "$T/driver"
-"$T/driver" "$N"
-for fn in rst_save_to_buffer rst_restore_from_buffer; do
-    valgrind --tool=callgrind --callgrind-out-file="$T/cg.$fn" --toggle-collect="$fn" "$T/driver" "$N" > /dev/null 2> "$T/vg.log" \
+"$T/driver" "$N" "$T/state.rst"
+for fn in rst_save_to_buffer rst_restore_from_buffer rst_restore; do
+    valgrind --tool=callgrind --callgrind-out-file="$T/cg.$fn" --toggle-collect="$fn" "$T/driver" "$N" "$T/state.rst" > /dev/null 2> "$T/vg.log" \
         || { cat "$T/vg.log" >&2; exit 1; }
     total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.log")
     echo "$fn: $total instructions, $((total / N)) per object"
