@@ -738,26 +738,23 @@ public struct ArchiveWriter {
     /// `ArchiveFormat.flagRecordCarry`). Set before the first record.
     public var recordCarry: Bool {
         get { _box.core.pointee.recordCarry }
-        set {
-            let c = _core
-            if c.pointee.recordCount > 0 {
-                if c.pointee.sticky == nil { c.pointee.sticky = .state("recordCarry was changed after the first record") }
-                return
-            }
-            c.pointee.recordCarry = newValue
-        }
+        set { setHeaderFlag(\.recordCarry, "recordCarry", newValue) }
     }
 
     public var recordVersions: Bool {
         get { _box.core.pointee.recordVersions }
-        set {
-            let c = _core
-            if c.pointee.recordCount > 0 {
-                if c.pointee.sticky == nil { c.pointee.sticky = .state("recordVersions was changed after the first record") }
-                return
-            }
-            c.pointee.recordVersions = newValue
+        set { setHeaderFlag(\.recordVersions, "recordVersions", newValue) }
+    }
+
+    /// A header flag can change only before the first record; later, the
+    /// writer fails (sticky) and the flag keeps its value.
+    private mutating func setHeaderFlag(_ flag: WritableKeyPath<WriterCore, Bool>, _ name: String, _ value: Bool) {
+        let c = _core
+        if c.pointee.recordCount > 0 {
+            if c.pointee.sticky == nil { c.pointee.sticky = .state("\(name) was changed after the first record") }
+            return
         }
+        c.pointee[keyPath: flag] = value
     }
 
     /// v1.1: an array of references to records (each earlier, later or

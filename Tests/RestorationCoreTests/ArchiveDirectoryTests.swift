@@ -37,7 +37,7 @@ final class ArchiveDirectoryTests: XCTestCase {
     }
 
     func testAnAncestorThatIsAFileIsNamed() throws {
-        FileManager.default.createFile(atPath: dir + "/blocker", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: dir + "/blocker", contents: Data("x".utf8))
         let (e, _) = try counterEngine(dir + "/blocker/sub/state.rst", 1)
         defer { e.destroy() }
         XCTAssertThrowsError(try e.save()) { error in

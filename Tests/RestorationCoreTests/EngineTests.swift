@@ -124,7 +124,7 @@ final class EngineTests: XCTestCase {
 
     func testSaveRefusesSymlinkAndDirectory() throws {
         let target = dir + "/target"
-        FileManager.default.createFile(atPath: target, contents: Data("keep".utf8))
+        _ = FileManager.default.createFile(atPath: target, contents: Data("keep".utf8))
         let link = dir + "/link.rst"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         let e = Engine(configuration: .init(archivePath: link))
