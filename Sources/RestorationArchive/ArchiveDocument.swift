@@ -113,36 +113,39 @@ public struct ArchiveDocument: Equatable, Sendable {
     static func entries(_ r: ArchiveReader, _ range: ArchiveReader.FieldRange) -> [ArchiveEntry] {
         var out: [ArchiveEntry] = []
         r.forEachField(in: range) { f in
-            let value: ArchiveValue
-            switch f.tag {
-            case .boolFalse?, .boolTrue?: value = .bool(r.bool(f))
-            case .int?: value = .int(r.int(f))
-            case .double?: value = .double(r.double(f))
-            case .string?: value = .string(r.string(f))
-            case .bytes?: value = .bytes(Array(r.bytes(f)))
-            case .object?: value = .object(record: r.objectRecord(f))
-            case .intArray?:
-                let n = r.intArrayCount(f)
-                value = .intArray([Int64](unsafeUninitializedCapacity: n) { buf, count in
-                    r.intArray(f, into: buf)
-                    count = n
-                })
-            case .stringArray?:
-                var a: [String] = []
-                a.reserveCapacity(r.stringArrayCount(f))
-                r.forEachStringArrayElement(f) { a.append(String(decoding: $0, as: UTF8.self)) }
-                value = .stringArray(a)
-            case .record?: value = .record(entries(r, r.recordFields(f)))
-            case .objectArray?:
-                var a: [Int] = []
-                a.reserveCapacity(r.objectArrayCount(f))
-                r.forEachObjectArrayElement(f) { a.append($0) }
-                value = .objectArray(a)
-            case nil: value = .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
-            }
-            out.append(ArchiveEntry(key: r.keyName(f.key), value: value))
+            out.append(ArchiveEntry(key: r.keyName(f.key), value: value(of: f, in: r)))
         }
         return out
+    }
+
+    /// The value of one field of a (validated) reader.
+    public static func value(of f: ArchiveReader.Field, in r: ArchiveReader) -> ArchiveValue {
+        switch f.tag {
+        case .boolFalse?, .boolTrue?: return .bool(r.bool(f))
+        case .int?: return .int(r.int(f))
+        case .double?: return .double(r.double(f))
+        case .string?: return .string(r.string(f))
+        case .bytes?: return .bytes(Array(r.bytes(f)))
+        case .object?: return .object(record: r.objectRecord(f))
+        case .intArray?:
+            let n = r.intArrayCount(f)
+            return .intArray([Int64](unsafeUninitializedCapacity: n) { buf, count in
+                r.intArray(f, into: buf)
+                count = n
+            })
+        case .stringArray?:
+            var a: [String] = []
+            a.reserveCapacity(r.stringArrayCount(f))
+            r.forEachStringArrayElement(f) { a.append(String(decoding: $0, as: UTF8.self)) }
+            return .stringArray(a)
+        case .record?: return .record(entries(r, r.recordFields(f)))
+        case .objectArray?:
+            var a: [Int] = []
+            a.reserveCapacity(r.objectArrayCount(f))
+            r.forEachObjectArrayElement(f) { a.append($0) }
+            return .objectArray(a)
+        case nil: return .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
+        }
     }
 
     /// The path of object `index`, "Tabs/Nav/List" (stops at a parent that

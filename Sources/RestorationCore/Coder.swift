@@ -153,6 +153,9 @@ public final class Coder {
     #endif
     private(set) var hasCallbackFailure = false
     /// v1.1: the record a migration step edits (`.migrating` mode).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var migration: MigrationEditor?
 
     init(engine: Engine) {
@@ -496,7 +499,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        if _slowPath(mode == .migrating) { if case .int(let v) = try migrationRead(key, .int) { return v }; return 0 }
+        if _slowPath(mode == .migrating) { return try migrationInt(key) }
         let f = try typed(key, .int)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
@@ -594,7 +597,7 @@ public final class Coder {
     public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
         if _slowPath(mode == .migrating) {
             let a = try migratingStringArray(key)
-            return (index >= 0 && index < a.count ? migration.unsafelyUnwrapped.borrow(Array(a[index].utf8)) : nil, a.count)
+            return (index >= 0 && index < a.count ? Array(a[index].utf8).withUnsafeBytes { migration.unsafelyUnwrapped.borrow($0) } : nil, a.count)
         }
         let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
@@ -652,7 +655,8 @@ public final class Coder {
     /// record), in order.
     public func migrationKeys() throws(RestorationFailure) -> [String] {
         guard mode == .migrating else { throw notMigrating("migrationKeys") }
-        return try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) -> [String] in e.map(\.key) }
+        let rewriter = editor.rewriter
+        return editor.edit.levels[editor.level].map { rewriter.keyName($0.key) }
     }
 
     /// The archive being read (decode and factory modes).

@@ -12,8 +12,10 @@ import Musl
 // `migrate` step of `runRestore`), a record whose stored version is below
 // its class's current one runs the chain from, from+1, ... up to the current
 // version; each step edits the record through the coder in `.migrating`
-// mode, over an editable copy of the record (`MigrationEditor`). When some
-// record was migrated, the archive is rebuilt from the edited records and
+// mode (`MigrationEditor`): the record's fields as an array whose values
+// stay the archive's bytes until a step replaces them (`ArchiveRewriter`).
+// When some record was migrated, the archive is rebuilt — every other
+// record copied byte for byte, new keys appended to the key table — and
 // validated again, so the result satisfies every archive limit and the
 // rest of the restore reads it like any archive. A missing step, a failing
 // step or a record newer than its class skips that record with its
@@ -24,18 +26,33 @@ import Musl
 /// it failed.
 public typealias Migration = (_ coder: Coder, _ fromVersion: UInt32) -> RestorationFailure?
 
-/// An editable copy of one record, the coder's state in `.migrating` mode.
+/// The record a migration step edits, the coder's state in `.migrating`
+/// mode: its fields as the rewriter gives them (the archive's bytes until a
+/// step replaces a value), keys as indexes of the rewriter's key table. One
+/// editor serves every record of a restore (its arrays keep their capacity).
 final class MigrationEditor {
-    var entries: [ArchiveEntry]
-    /// Indexes of the nested records entered, outermost first.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var edit = RecordEdit()
+    /// The levels of the nested records entered, outermost first.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var path: [Int] = []
     /// Copies handed out as borrowed bytes; freed when the step returns.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
     var borrowed: [UnsafeMutableRawPointer] = []
-    let fromVersion: UInt32
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var fromVersion: UInt32 = 0
+    unowned let rewriter: ArchiveRewriter
 
-    init(entries: [ArchiveEntry], fromVersion: UInt32) {
-        self.entries = entries
-        self.fromVersion = fromVersion
+    init(rewriter: ArchiveRewriter) {
+        self.rewriter = rewriter
     }
 
     deinit { releaseBorrowed() }
@@ -45,29 +62,31 @@ final class MigrationEditor {
         borrowed.removeAll()
     }
 
-    /// Runs `body` on the entries of the current (innermost entered) record.
-    func withLevel<R>(_ body: (inout [ArchiveEntry]) throws(RestorationFailure) -> R) throws(RestorationFailure) -> R {
-        try MigrationEditor.at(&entries, path[...], body)
+    /// Starts on record r: its fields as they stand.
+    func begin(record r: Int) {
+        rewriter.begin(record: r, &edit)
+        path.removeAll(keepingCapacity: true)
     }
 
-    private static func at<R>(_ entries: inout [ArchiveEntry], _ path: ArraySlice<Int>,
-                              _ body: (inout [ArchiveEntry]) throws(RestorationFailure) -> R) throws(RestorationFailure) -> R {
-        guard let i = path.first else { return try body(&entries) }
-        guard case .record(var sub) = entries[i].value else {
-            throw RestorationFailure(.state, "the record entered was replaced by a value of another type")
+    /// The level being edited (the record's own fields, or a nested record entered).
+    var level: Int { path.last ?? 0 }
+
+    /// The index of `key` in the current level, nil when it has none.
+    func find(_ key: KeyBytes) -> Int? {
+        guard let k = rewriter.keyIndex(key.bytes) else { return nil }
+        return find(k)
+    }
+
+    func find(_ k: UInt32) -> Int? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].key == k { return i }
+            return nil
         }
-        entries[i].value = .bool(false)   // keep `sub` uniquely referenced while it is edited
-        defer { entries[i].value = .record(sub) }
-        return try at(&sub, path.dropFirst(), body)
     }
 
-    func value(_ key: String) throws(RestorationFailure) -> ArchiveValue? {
-        try withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) -> ArchiveValue? in e.first { $0.key == key }?.value }
-    }
-
-    func borrow(_ bytes: [UInt8]) -> UnsafeRawBufferPointer {
+    func borrow(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let p = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-        bytes.withUnsafeBytes { b in if b.count > 0 { p.copyMemory(from: b.baseAddress!, byteCount: b.count) } }
+        if bytes.count > 0 { p.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
         borrowed.append(p)
         return UnsafeRawBufferPointer(start: p, count: bytes.count)
     }
@@ -77,19 +96,34 @@ extension Coder {
     /// The editor of the migration step running (`.migrating` mode).
     var editor: MigrationEditor { migration.unsafelyUnwrapped }
 
-    /// A key given to a migration call, checked as encode checks keys.
-    func migrationKey(_ key: KeyBytes) throws(RestorationFailure) -> String {
+    /// A key given to a migration's write, checked as encode checks keys,
+    /// as an index of the rebuilt archive's key table (added when new).
+    func migrationKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
+        if let k = editor.rewriter.keyIndex(bytes) { return k }
         try ArgumentRules.key(bytes, location: location)
-        return String(decoding: bytes, as: UTF8.self)
+        return editor.rewriter.internKey(bytes)
     }
 
     @usableFromInline @inline(never)
     func migrationRead(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveValue {
-        let k = String(decoding: key.bytes, as: UTF8.self)
-        guard let v = try editor.value(k) else { throw missing(key) }
-        let tag = ValueTag(rawValue: v.rawTag)
-        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return v }
+        let e = editor
+        return e.rewriter.value(try migrationField(key, expected), e.edit)
+    }
+
+    @usableFromInline @inline(never)
+    func migrationInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
+        let e = editor
+        return e.rewriter.int(try migrationField(key, .int), e.edit)
+    }
+
+    /// The current record's value for `key`, checked to have the tag `expected`.
+    func migrationField(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
+        let e = editor
+        guard let i = e.find(key) else { throw missing(key) }
+        let f = e.edit.levels[e.level][i]
+        let tag = ValueTag(rawValue: f.rawTag)
+        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
         throw mismatch(key, tag, expected)
     }
 
@@ -97,32 +131,48 @@ extension Coder {
     @usableFromInline @inline(never)
     func migrationWrite(_ key: KeyBytes, _ value: ArchiveValue) throws(RestorationFailure) {
         let k = try migrationKey(key)
-        let location = self.location
-        try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) in
-            if let i = e.firstIndex(where: { $0.key == k }) {
-                e[i].value = value
-            } else {
-                guard e.count < ArchiveLimits.maxValuesPerRecord else {
-                    throw RestorationFailure(.limit, "\(location), key '\(k)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
-                }
-                e.append(ArchiveEntry(key: k, value: value))
+        let e = editor
+        let index = e.edit.values.count
+        try migrationPut(k, EditedField(key: k, rawTag: value.rawTag, source: .value, originalKey: k, payload: index, start: 0, end: 0), key)
+        e.edit.values.append(value)
+    }
+
+    func migrationPut(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
+        let e = editor
+        let level = e.level
+        if let i = e.find(k) {
+            e.edit.levels[level][i] = field
+        } else {
+            guard e.edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
+                throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
             }
+            e.edit.levels[level].append(field)
         }
     }
 
     @usableFromInline @inline(never)
     func migrationBeginRecord(_ key: KeyBytes, create: Bool) throws(RestorationFailure) {
-        guard editor.path.count < RestorationLimits.maxRecordDepth else {
+        let e = editor
+        guard e.path.count < RestorationLimits.maxRecordDepth else {
             throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
         }
+        let entered: Int
         if create {
-            try migrationWrite(key, .record([]))
+            let k = try migrationKey(key)
+            let level = e.edit.addLevel()
+            try migrationPut(k, EditedField(key: k, rawTag: ValueTag.record.rawValue, source: .level, originalKey: k, payload: level, start: 0, end: 0), key)
+            entered = level
         } else {
-            _ = try migrationRead(key, .record)
+            let f = try migrationField(key, .record)
+            if f.source == .level {
+                entered = f.payload
+            } else {                                // an archive record: its fields become editable
+                let level = e.rewriter.enter(f, &e.edit)
+                try migrationPut(f.key, EditedField(key: f.key, rawTag: f.rawTag, source: .level, originalKey: f.key, payload: level, start: 0, end: 0), key)
+                entered = level
+            }
         }
-        let k = String(decoding: key.bytes, as: UTF8.self)
-        let i = try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) -> Int in e.firstIndex { $0.key == k } ?? 0 }
-        editor.path.append(i)
+        e.path.append(entered)
     }
 
     @usableFromInline @inline(never)
@@ -137,14 +187,11 @@ extension Coder {
     /// - Throws: `.notFound` for a missing key; `.state` outside a migration.
     public func remove(_ key: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("remove") }
-        let k = String(decoding: key.bytes, as: UTF8.self)
-        let location = self.location
-        try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) in
-            guard let i = e.firstIndex(where: { $0.key == k }) else {
-                throw RestorationFailure(.notFound, "\(location) has no key '\(k)' to remove")
-            }
-            e.remove(at: i)
+        let e = editor
+        guard let i = e.find(key) else {
+            throw RestorationFailure(.notFound, "\(location) has no key '\(key.string)' to remove")
         }
+        e.edit.levels[e.level].remove(at: i)
     }
 
     /// Renames `from` to `to`, keeping the value and its place (a migration only).
@@ -152,19 +199,17 @@ extension Coder {
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
-        let f = String(decoding: from.bytes, as: UTF8.self)
-        let t = try migrationKey(to)
-        let location = self.location
-        try editor.withLevel { (e: inout [ArchiveEntry]) throws(RestorationFailure) in
-            guard let i = e.firstIndex(where: { $0.key == f }) else {
-                throw RestorationFailure(.notFound, "\(location) has no key '\(f)' to rename")
-            }
-            if f == t { return }
-            if e.contains(where: { $0.key == t }) {
-                throw RestorationFailure(.duplicate, "\(location) already has a value for key '\(t)'")
-            }
-            e[i].key = t
+        let e = editor
+        guard let i = e.find(from) else {
+            throw RestorationFailure(.notFound, "\(location) has no key '\(from.string)' to rename")
         }
+        let t = try migrationKey(to)
+        let level = e.level
+        if e.edit.levels[level][i].key == t { return }
+        if e.find(t) != nil {
+            throw RestorationFailure(.duplicate, "\(location) already has a value for key '\(to.string)'")
+        }
+        e.edit.levels[level][i].key = t
     }
 
     func notMigrating(_ what: String) -> RestorationFailure {
@@ -190,21 +235,28 @@ extension Coder {
 
     @usableFromInline @inline(never)
     func migratingContains(_ key: KeyBytes) -> Bool {
-        (try? editor.value(String(decoding: key.bytes, as: UTF8.self))) != nil
+        editor.find(key) != nil
     }
 
     @usableFromInline @inline(never)
     func migratingValueType(_ key: KeyBytes) throws(RestorationFailure) -> ValueTag?? {
-        guard let v = try editor.value(String(decoding: key.bytes, as: UTF8.self)) else { return nil }
-        return .some(ValueTag(rawValue: v.rawTag))
+        let e = editor
+        guard let i = e.find(key) else { return nil }
+        return .some(ValueTag(rawValue: e.edit.levels[e.level][i].rawTag))
     }
 
+    /// A string's or bytes value's content: the archive's own bytes for an
+    /// original value (valid until the restore ends), a copy freed when the
+    /// step returns for a value a step wrote.
     @usableFromInline @inline(never)
     func migratingBytes(_ key: KeyBytes, _ tag: ValueTag) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        switch try migrationRead(key, tag) {
-        case .string(let s): return editor.borrow(Array(s.utf8))
-        case .bytes(let b): return editor.borrow(b)
-        default: return editor.borrow([])
+        let f = try migrationField(key, tag)
+        let e = editor
+        if f.source == .archive { return e.rewriter.bytes(f) }
+        switch e.rewriter.value(f, e.edit) {
+        case .string(var s): return s.withUTF8 { e.borrow(UnsafeRawBufferPointer($0)) }
+        case .bytes(let b): return b.withUnsafeBytes { e.borrow($0) }
+        default: return e.borrow(UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 
@@ -285,47 +337,67 @@ extension Engine {
 
         var notes: [Int: SkipNote] = [:]
         var dead = [Bool](repeating: false, count: n)
-        var todo: [(record: Int, from: UInt32, to: UInt32, steps: [Migration])] = []
+        // Per class name of the archive: its current version (nil: none set).
+        var currentOf: [UInt32: UInt32?] = [:]
+        // Per (class, stored version): the chain of steps, an index of `chains`.
+        var chainOf: [UInt64: Int] = [:]
+        var chains: [[Migration]] = []
+        var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
         for r in 0..<n {
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             if r == quarantined { dead[r] = true; continue }   // §6: its note comes from the restore
             guard let ci = reader.className(ofRecord: r) else { continue }
-            let cls = name(ci)
-            guard let current = classVersions[cls] else { continue }
+            let known = currentOf[ci]
+            let currentVersion: UInt32?
+            if let known { currentVersion = known } else {
+                currentVersion = classVersions[name(ci)]
+                currentOf[ci] = .some(currentVersion)
+            }
+            guard let current = currentVersion else { continue }
             let stored = reader.version(ofRecord: r)
             if stored > current {
                 dead[r] = true
-                notes[r] = SkipNote(reason: .tooNew, detail: "it was saved by version \(stored) of class '\(cls)', newer than this program's version \(current)")
+                notes[r] = SkipNote(reason: .tooNew, detail: "it was saved by version \(stored) of class '\(name(ci))', newer than this program's version \(current)")
                 continue
             }
             if stored == current { continue }
-            var steps: [Migration] = []
-            var v = stored
-            let table = migrations[cls] ?? [:]
-            while v < current {
-                guard let step = table[v] else { break }
-                steps.append(step)
-                v += 1
+            let chainKey = UInt64(ci) << 32 | UInt64(stored)
+            var chain = chainOf[chainKey]
+            if chain == nil {
+                var steps: [Migration] = []
+                var v = stored
+                let table = migrations[name(ci)] ?? [:]
+                while v < current {
+                    guard let step = table[v] else { break }
+                    steps.append(step)
+                    v += 1
+                }
+                chain = v < current ? -1 - Int(v) : chains.count      // -1 - v: no step from version v
+                if v == current { chains.append(steps) }
+                chainOf[chainKey] = chain
             }
-            if v < current {
+            if let c = chain, c < 0 {
+                let v = -1 - c
                 dead[r] = true
-                notes[r] = SkipNote(reason: .noMigration, detail: "class '\(cls)' has no migration from version \(v) (the record is version \(stored), the class \(current))")
+                notes[r] = SkipNote(reason: .noMigration, detail: "class '\(name(ci))' has no migration from version \(v) (the record is version \(stored), the class \(current))")
                 continue
             }
-            todo.append((r, stored, current, steps))
+            todo.append((r, stored, current, chain!))
         }
         if todo.isEmpty { return (reader, notes) }
 
-        var doc = ArchiveDocument(reader: reader)
+        let rewriter = ArchiveRewriter(reader: reader)
+        let editor = MigrationEditor(rewriter: rewriter)
         let coder = theCoder
         for job in todo {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
-            var entries = doc.objects[r].entries
+            editor.begin(record: r)
             var failure: (UInt32, RestorationFailure)? = nil
-            for (k, step) in job.steps.enumerated() {
+            for (k, step) in chains[job.chain].enumerated() {
                 let from = job.from + UInt32(k)
-                let editor = MigrationEditor(entries: entries, fromVersion: from)
+                editor.fromVersion = from
+                editor.path.removeAll(keepingCapacity: true)
                 coder.beginMigrating(record: r, editor: editor)
                 watchEnter(r)
                 let f = step(coder, from)
@@ -336,49 +408,50 @@ extension Engine {
                     failure = (from, f)
                     break
                 }
-                entries = editor.entries
             }
-            if failure == nil, let problem = MigrationLimits.check(entries, depth: 0) {
+            if failure == nil, let problem = MigrationLimits.check(editor.edit) {
                 failure = (job.to - 1, RestorationFailure(.limit, problem))
             }
-            let cls = reader.className(ofRecord: r).map(name) ?? ""
+            if failure == nil {
+                do {
+                    try rewriter.replace(record: r, with: editor.edit, version: job.to)
+                } catch {
+                    failure = (job.to - 1, RestorationFailure(.limit, "the migrated record cannot be written: \(error)"))
+                }
+            }
             if let (from, f) = failure {
+                let cls = reader.className(ofRecord: r).map(name) ?? ""
                 dead[r] = true
                 notes[r] = SkipNote(reason: .migrationFailed, detail: "the migration of class '\(cls)' from version \(from) failed (\(f.status.cName)): \(f.message)")
                 log(.warning, "record \(r) ('\(reader.path(ofRecord: r))'): the migration of class '\(cls)' from version \(from) failed (\(f.status.cName)): \(f.message); skipped with its descendants")
                 continue
             }
-            doc.objects[r].entries = entries
-            doc.objects[r].version = job.to
+            if rewriter.replacedByteCount > ArchiveLimits.maxArchiveBytes {
+                throw RestorationFailure(.limit, "after migrations the archive exceeds a limit: more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
+            }
         }
-        let bytes: [UInt8]
+        if rewriter.isEmpty { return (reader, notes) }     // every migration failed: the archive as it was
+        let bytes: UnsafeMutableRawBufferPointer
         do {
-            bytes = try doc.encode()
+            bytes = try rewriter.encode()
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "after migrations the archive exceeds a limit: \(m)")
             case .duplicateKey, .state: throw RestorationFailure(.state, "after migrations the archive cannot be written: \(error)")
             }
         }
-        let migrated = try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try Engine.validate(b, source: "the migrated archive") }
-        }.get()
+        let migrated = try Engine.validate(adopting: bytes, source: "the migrated archive")
         return (migrated, notes)
     }
 }
 
 /// The per-record limits a migration's result must satisfy (the archive's
-/// own limits are checked when it is rebuilt).
+/// own limits are checked when it is rebuilt; nesting is bounded when a
+/// record is entered).
 enum MigrationLimits {
-    static func check(_ entries: [ArchiveEntry], depth: Int) -> String? {
-        if entries.count > ArchiveLimits.maxValuesPerRecord {
-            return "the migrated record holds \(entries.count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
-        }
-        if depth > ArchiveLimits.maxRecordDepth {
-            return "the migrated record nests records more than \(ArchiveLimits.maxRecordDepth) deep (RST_MAX_RECORD_DEPTH)"
-        }
-        for e in entries {
-            if case .record(let sub) = e.value, let p = check(sub, depth: depth + 1) { return p }
+    static func check(_ edit: RecordEdit) -> String? {
+        for l in 0..<edit.levelCount where edit.levels[l].count > ArchiveLimits.maxValuesPerRecord {
+            return "the migrated record holds \(edit.levels[l].count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
         }
         return nil
     }

@@ -22,8 +22,18 @@
 //           tree); then rst_restore_from_buffer timed: validation,
 //           materialize (half found at their paths, half made by factories),
 //           the dependency-ordered decode through rst_decode_*, and finish.
+// migrate = the restore above with every record migrated (issue 11 §4): the
+//           archive is saved with no class version set (version 0), and the
+//           restoring engine sets every class to version 1 and registers a
+//           one-step migration from 0 for it that renames "number" to
+//           "amount" and adds "added" (number + 1) with rst_encode_int; the
+//           decode callback reads "amount" and "added". Same graph, same
+//           pre-registered half, timed the same way, in the same round-robin
+//           as the plain restore, so the ratio of the two is the cost of the
+//           migration path.
 // Every restore's first run is verified object by object: values, class,
-// parent and reference identity, `finished`, and rst_last_restore_report.
+// parent and reference identity, `finished`, and rst_last_restore_report
+// (migrate: also one migration per record and "added" = "amount" + 1).
 
 #if !BASELINES_ONLY
 import Foundation
@@ -48,6 +58,8 @@ enum Key {
     static let text = cString("text")
     static let count = cString("count")
     static let rows = cString("rows")
+    static let amount = cString("amount")     // "number" after the migration
+    static let added = cString("added")       // added by the migration
 }
 
 let classNameCStrings: [UnsafePointer<CChar>] = Graph.classNames.map(cString)
@@ -68,9 +80,10 @@ enum Counters {
     static var failures = 0
     static var firstFailure: String?
     static var created = 0
+    static var migrated = 0
     static var log: [String] = []
 
-    static func reset() { failures = 0; firstFailure = nil; created = 0 }
+    static func reset() { failures = 0; firstFailure = nil; created = 0; migrated = 0 }
 
     static func fail(_ what: String, _ status: rst_status) {
         failures += 1
@@ -111,7 +124,17 @@ private let nodeEncode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?
 }
 
 private let nodeDecode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { instance, coder in
-    let n = node(instance)
+    decodeNode(node(instance), coder, migrated: false)
+}
+
+/// The decode callback of the migrated class version: "number" is "amount",
+/// and the migration added "added" = amount + 1.
+private let nodeDecodeMigrated: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?) -> Void = { instance, coder in
+    decodeNode(node(instance), coder, migrated: true)
+}
+
+@inline(__always)
+private func decodeNode(_ n: Node, _ coder: OpaquePointer?, migrated: Bool) {
     var b = false
     var i: Int64 = 0
     var d = 0.0
@@ -120,8 +143,13 @@ private let nodeDecode: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?
     var len = 0
     var st = rst_decode_bool(coder, Key.flag, &b)
     if st == RST_OK { n.flag = b } else { Counters.fail("decode flag", st) }
-    st = rst_decode_int(coder, Key.number, &i)
-    if st == RST_OK { n.number = i } else { Counters.fail("decode number", st) }
+    st = rst_decode_int(coder, migrated ? Key.amount : Key.number, &i)
+    if st == RST_OK { n.number = i } else { Counters.fail(migrated ? "decode amount" : "decode number", st) }
+    if migrated {
+        st = rst_decode_int(coder, Key.added, &i)
+        if st != RST_OK { Counters.fail("decode added", st) }
+        else if i != n.number &+ 1 { Counters.fail("decode added: \(i), expected amount + 1 = \(n.number &+ 1)") }
+    }
     st = rst_decode_double(coder, Key.ratio, &d)
     if st == RST_OK { n.ratio = d } else { Counters.fail("decode ratio", st) }
     st = rst_decode_string(coder, Key.title, &s, &len)
@@ -167,9 +195,38 @@ let nodeCallbacks: UnsafeMutablePointer<rst_object_callbacks> = {
     return p
 }()
 
-/// The host classes' factory; ctx is the class index + 1.
+/// The same object at class version 1 (the migrate case): its decode reads
+/// the migrated record.
+let nodeMigratedCallbacks: UnsafeMutablePointer<rst_object_callbacks> = {
+    let p = UnsafeMutablePointer<rst_object_callbacks>.allocate(capacity: 1)
+    p.initialize(to: rst_object_callbacks(encode: nodeEncode, decode: nodeDecodeMigrated, finished: nodeFinished, release: nodeRelease))
+    return p
+}()
+
+/// The migrate case's step from version 0 to 1: renames "number" to
+/// "amount" and adds "added" = amount + 1.
+private let nodeMigration: rst_migrate_fn = { coder, from, _ in
+    guard from == 0 else { return RST_ERR_STATE }
+    var st = rst_coder_rename(coder, Key.number, Key.amount)
+    guard st == RST_OK else { return st }
+    var amount: Int64 = 0
+    st = rst_decode_int(coder, Key.amount, &amount)
+    guard st == RST_OK else { return st }
+    st = rst_encode_int(coder, Key.added, amount &+ 1)
+    guard st == RST_OK else { return st }
+    Counters.migrated += 1
+    return RST_OK
+}
+
+/// The factory's context: the class index + 1, plus this bit for the
+/// migrated callbacks.
+private let migratedFactoryBit = 1 << 16
+
+/// The host classes' factory; ctx is the class index + 1 (| migratedFactoryBit).
 private let nodeFactory: rst_factory_fn = { engine, parent, identifier, _, ctx in
-    let index = Int(bitPattern: ctx) - 1
+    let raw = Int(bitPattern: ctx)
+    let callbacks = raw & migratedFactoryBit != 0 ? nodeMigratedCallbacks : nodeCallbacks
+    let index = (raw & ~migratedFactoryBit) - 1
     guard let identifier, index >= 0, index < classNameCStrings.count else {
         Counters.fail("factory called with a bad context or identifier")
         return nil
@@ -182,7 +239,7 @@ private let nodeFactory: rst_factory_fn = { engine, parent, identifier, _, ctx i
     let n = Node(identifier: String(cString: identifier), className: Graph.classNames[index], parent: parentNode, index: -1)
     let retained = Unmanaged.passRetained(n)
     var out: OpaquePointer?
-    let st = rst_register_object(engine, identifier, parent, classNameCStrings[index], nodeCallbacks, retained.toOpaque(), &out)
+    let st = rst_register_object(engine, identifier, parent, classNameCStrings[index], callbacks, retained.toOpaque(), &out)
     guard st == RST_OK, let out else {
         retained.release()
         Counters.fail("factory: rst_register_object", st)
@@ -231,8 +288,10 @@ private func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?
 // MARK: - The engine as a contestant
 
 final class EngineContestant: Contestant {
-    let key = "engine"
-    let name = "Restoration engine (C ABI)"
+    let key: String
+    let name: String
+    /// The migrate case: the restore engine runs a migration on every record.
+    let migrate: Bool
     let graph: Graph
     let live: [Node]
     let archivePath: String?
@@ -252,7 +311,11 @@ final class EngineContestant: Contestant {
 
     /// Registers every object of `live` (untimed). With `pluginClass`, the last
     /// object (a leaf nobody references) is registered under that class name.
-    init(graph: Graph, live: [Node], archivePath: String? = nil, pluginClass: String? = nil) throws {
+    /// With `migrate`, the restores migrate every record (the "engine-migrate" row).
+    init(graph: Graph, live: [Node], archivePath: String? = nil, pluginClass: String? = nil, migrate: Bool = false) throws {
+        self.migrate = migrate
+        key = migrate ? "engine-migrate" : "engine"
+        name = migrate ? "Restoration engine, every record migrated (C ABI)" : "Restoration engine (C ABI)"
         self.graph = graph
         self.live = live
         self.archivePath = archivePath
@@ -310,9 +373,17 @@ final class EngineContestant: Contestant {
         let e = try makeEngine(pluginDir: pluginDir)
         restoreEngine = e
         for (index, name) in classNameCStrings.enumerated() {
-            let st = rst_register_class(e, name, nodeFactory, UnsafeMutableRawPointer(bitPattern: index + 1))
+            let ctx = UnsafeMutableRawPointer(bitPattern: (index + 1) | (migrate ? migratedFactoryBit : 0))
+            var st = rst_register_class(e, name, nodeFactory, ctx)
             guard st == RST_OK else { throw BenchError("rst_register_class: \(statusText(st))") }
+            if migrate {
+                st = rst_set_class_version(e, name, 1)
+                guard st == RST_OK else { throw BenchError("rst_set_class_version: \(statusText(st))") }
+                st = rst_register_migration(e, name, 0, nodeMigration, nil)
+                guard st == RST_OK else { throw BenchError("rst_register_migration: \(statusText(st))") }
+            }
         }
+        let callbacks = migrate ? nodeMigratedCallbacks : nodeCallbacks
         var pre: [Node] = []
         pre.reserveCapacity(preregisterCount)
         for i in 0..<preregisterCount {
@@ -322,7 +393,7 @@ final class EngineContestant: Contestant {
             let retained = Unmanaged.passRetained(n)
             var out: OpaquePointer?
             let st = rst_register_object(e, o.identifier, n.parent?.object, classNameCStrings[o.classIndex],
-                                         nodeCallbacks, retained.toOpaque(), &out)
+                                         callbacks, retained.toOpaque(), &out)
             guard st == RST_OK, let out else {
                 retained.release()
                 throw BenchError("pre-registering object \(i): \(statusText(st))")
@@ -359,6 +430,8 @@ final class EngineContestant: Contestant {
         if report.skipped != (pluginSkipped ? 1 : 0) { return "report: skipped \(report.skipped)" }
         let expectCreated = n - preregisterCount - (pluginIndex == nil ? 0 : 1)
         if Counters.created != expectCreated { return "factories created \(Counters.created) objects, expected \(expectCreated)" }
+        let expectMigrated = migrate ? n : 0
+        if Counters.migrated != expectMigrated { return "\(Counters.migrated) records migrated, expected \(expectMigrated)" }
 
         let objects = locate(engine: e)
         var instances = [Node?](repeating: nil, count: n)
@@ -515,6 +588,12 @@ enum EngineBench {
         return try EngineContestant(graph: graph, live: live, archivePath: dir.appendingPathComponent("state.rst").path)
     }
 
+    /// The "engine-migrate" row: its own host objects (an object registers
+    /// with one engine) and no archive file.
+    static func migrateContestant(graph: Graph) throws -> Contestant {
+        try EngineContestant(graph: graph, live: graph.liveNodes(), migrate: true)
+    }
+
     /// Per-N figures after the timed runs: ns per value and the file save.
     static func sizeExtras(_ c: Contestant, result: FormatResult?, runs: Int) -> EngineSizeExtras {
         let e = c as! EngineContestant
@@ -596,6 +675,10 @@ enum EngineBench {
     static let note: String? = "not included: this build was compiled with -D BASELINES_ONLY"
 
     static func contestant(graph: Graph, live: [Node], workDir: URL) throws -> Contestant {
+        throw BenchError("engine not included in this build")
+    }
+
+    static func migrateContestant(graph: Graph) throws -> Contestant {
         throw BenchError("engine not included in this build")
     }
 

@@ -308,11 +308,12 @@ struct Options {
     var extras = true
     /// Contestant keys to run (nskeyed-natural via --natural-nskeyed).
     var formats: Set<String> = Set(formatKeys)
-    static let formatKeys = ["engine", "c-engine", "gvariant", "nskeyed", "plist", "json"]
+    static let formatKeys = ["engine", "engine-migrate", "c-engine", "gvariant", "nskeyed", "plist", "json"]
 
     static let usage = """
     usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
-                         [--formats engine,c-engine,gvariant,nskeyed,plist,json]
+                         [--formats engine,engine-migrate,c-engine,gvariant,
+                                    nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
 
       --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
@@ -324,12 +325,16 @@ struct Options {
       --no-extras        skip the engine's extra cases (micro loop, plugins,
                          deep chain, fan-out, depth limit); the per-N file
                          save still runs
-      --formats a,b,...  only these of engine,c-engine,gvariant,nskeyed,plist,
-                         json (default all; a ratio needs both of its formats)
+      --formats a,b,...  only these of engine,engine-migrate,c-engine,gvariant,
+                         nskeyed,plist,json (default all; a ratio needs both
+                         of its formats)
       --seed S           graph seed (default \(0x5EED_2026))
 
     Formats: engine (the Swift host, engine in process, through the C ABI),
-    c-engine (a C host linked against librestoration.so), gvariant (a C host,
+    engine-migrate (the same, every record migrated at restore: each class at
+    version 1 with a one-step migration from 0 that renames one key and adds
+    one value; its ratios are over the engine row, so its restore ratio is the
+    slowdown of the migration path, target <= 2), c-engine (a C host linked against librestoration.so), gvariant (a C host,
     GLib GVariant a{sv} per object), nskeyed, plist, json. The C ones are
     compiled at run time with cc (gvariant needs pkg-config glib-2.0; c-engine
     runs `swift build --product restoration` into restore-bench's own build
@@ -341,7 +346,9 @@ struct Options {
       schema          "restore-bench/1"; a new number for any incompatible change
       targets         [{name, description, value, limit, op, unit, pass, detail}],
                       every member always present:
-        name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant"
+        name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant",
+                      "migration_restore_ratio" (engine-migrate over engine at
+                      N = 100,000; "migration_restore_ratio_10k" at 10,000)
         value         the measured number, or null when not measured
         limit, op     the bound and the test: pass is `value op limit`, op one
                       of "<=", ">=", "=="

@@ -316,6 +316,27 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
         }
     }
 
+    // The migration path (issue 11 §4): every record migrated, over the plain
+    // restore of the same run, at 100,000 and at 10,000.
+    for (size, label, suffix) in [(big, "100,000", ""), (ten, "10,000", "_10k")] {
+        let name = "migration_restore_ratio" + suffix
+        let description = "restore with every record migrated ≤ 2× the plain restore (N = \(label))"
+        let plain = format(size, "engine"), migrated = format(size, "engine-migrate")
+        if let m = migrated, let p = plain, let ratio = m.versusEngine?.restore,
+           let a = m.restore?.median, let b = p.restore?.median {
+            add(name, description, value: ratio, limit: 2, op: "<=", unit: "x",
+                detail: String(format: "%.2f×", ratio) + " (\(fmtMs(a)) vs \(fmtMs(b)) ms)")
+        } else {
+            var detail = size == nil ? "N = \(label) not run" : "not measured"
+            for (key, what) in [("engine", "engine"), ("engine-migrate", "engine-migrate")] {
+                if size != nil && row(size, key) == nil { detail = "\(what) not run (--formats)" }
+                if let r = row(size, key), let p = r.unavailable ?? r.problem { detail = "\(what): \(p)" }
+            }
+            add(name, description, value: nil, limit: 2, op: "<=", unit: "x", detail: brief(detail),
+                failed: [row(size, "engine"), row(size, "engine-migrate")].contains { $0?.problem != nil && $0?.unavailable == nil })
+        }
+    }
+
     // Growth: from the interleaved runs when there are some (both sizes on the
     // same machine state), else from the per-N tables.
     let e10 = format(ten, "engine")
@@ -360,6 +381,7 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
 
     // Correctness (not timing targets, but a benchmark of a broken restore is worthless).
     for (key, name, description) in [("engine", "engine_restore_verified", "engine restore verified (every object, value and link)"),
+                                      ("engine-migrate", "engine_migrate_restore_verified", "engine restore with every record migrated verified (every object, value, link and migration)"),
                                       ("c-engine", "c_host_restore_verified", "C host restore through librestoration.so verified (every object, value and link)")] {
         let rows = sizes.compactMap { s -> (Int, FormatResult)? in s.formats.first { $0.key == key }.map { (s.n, $0) } }
         let ran = rows.filter { $0.1.unavailable == nil }
@@ -402,7 +424,8 @@ func renderMarkdown(_ r: Report) -> String {
     out += "Options: " + r.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ") + "\n\n"
     if let note = r.engineNote { out += "**Engine:** \(note)\n\n" }
     out += "Times are milliseconds: median [min–max] of the timed runs. Ratios are the baseline's median over the engine's "
-    out += "(above 1: the engine is faster). Memory is the peak RSS above the RSS just before the phase (\(r.memoryMethod)), "
+    out += "(above 1: the engine is faster); for the row with every record migrated it is that row's median over the plain "
+    out += "engine's, so its restore ratio is what the migration path costs. Memory is the peak RSS above the RSS just before the phase (\(r.memoryMethod)), "
     out += "from a separate untimed run.\n\n"
 
     for s in r.sizes {

@@ -99,6 +99,12 @@ if EngineBench.included {
         + "host class per class name (its factory allocates the host object and registers it) and the first ⌈N/2⌉ objects "
         + "in pre-order pre-registered (a pre-order prefix contains every member's parent), all untimed; timed: "
         + "rst_restore_from_buffer (validation, materialize, dependency-ordered decode, finished).")
+    notes.append("Engine, every record migrated (issue 11 §4): the same save (no class version set: every record at version 0); "
+        + "the restore engine sets each class to version 1 and registers a one-step migration from 0 that renames \"number\" "
+        + "to \"amount\" (rst_coder_rename), reads it and adds \"added\" = amount + 1 (rst_encode_int); the decode callbacks "
+        + "read \"amount\" and \"added\". Set-up and timing as for the engine row, in the same round-robin; its restore "
+        + "ratio is its median over the plain engine's (the cost of the migration path; target ≤ 2×). Verified like the "
+        + "engine row, plus one migration per record and \"added\" = amount + 1 for every object.")
     notes.append("Linear growth is checked on interleaved runs of the engine at 10,000 and 100,000 objects (both sizes "
         + "under the same machine load); the per-N tables' ratio is shown beside it. The 10,000-object working set fits in "
         + "the L3 cache (\(l3CacheSize() ?? "size unknown") here) and the 100,000-object one does not, so part of the growth is memory latency that any "
@@ -159,6 +165,7 @@ for n in options.sizes {
     let live = graph.liveNodes()
     var contestants: [Contestant] = []
     var engineFailure: FormatResult?
+    var unavailableFailures: [FormatResult] = []
     if EngineBench.included && options.formats.contains("engine") {
         do {
             contestants.append(try EngineBench.contestant(graph: graph, live: live, workDir: workDir))
@@ -169,7 +176,19 @@ for n in options.sizes {
                                          verified: false, problem: "set-up failed: \(error)", saveRatio: nil, restoreRatio: nil)
         }
     }
-    var unavailableRows: [FormatResult] = []
+    if EngineBench.included && options.formats.contains("engine-migrate") {
+        do {
+            contestants.append(try EngineBench.migrateContestant(graph: graph))
+        } catch {
+            Log.say("  engine-migrate @ \(n): set-up failed: \(error)")
+            unavailableFailures.append(FormatResult(key: "engine-migrate", name: "Restoration engine, every record migrated (C ABI)",
+                                                    n: n, runs: 0, runsNote: nil, save: nil, restore: nil, archiveBytes: 0,
+                                                    bytesPerObject: 0, saveMemoryDeltaBytes: 0, restoreMemoryDeltaBytes: 0,
+                                                    peakRSSBytes: 0, verified: false, problem: "set-up failed: \(error)",
+                                                    saveRatio: nil, restoreRatio: nil))
+        }
+    }
+    var unavailableRows: [FormatResult] = unavailableFailures
     let cKeys = CBuild.keys.filter(options.formats.contains)
     if !cKeys.isEmpty {
         let cGraph = CGraph(graph: graph)

@@ -13,6 +13,10 @@
  *                         rst_restore of it into a third engine (set up the
  *                         same way), printing the restore's peak memory above
  *                         the memory before it (VmHWM after clear_refs).
+ * MIGRATE=1: the restoring engines set class "Node" to version 1 and
+ * register a one-step migration from 0 that renames "number" to "amount" and
+ * adds "added" = amount + 1 (restore-bench's engine-migrate row); decode
+ * reads the migrated record.
  * Prints the archive's size; exits 1 (saying which check) if anything fails. */
 #include <restoration.h>
 #include <stdio.h>
@@ -63,12 +67,25 @@ static void encode(void *inst, rst_coder *c) {
     rst_encode_int_array(c, "rows", n->rows, 4);
 }
 
+static int migrating;
+
+static rst_status migrate(rst_coder *c, uint32_t from, void *ctx) {
+    (void)ctx;
+    int64_t amount;
+    rst_status st;
+    if (from != 0) return RST_ERR_STATE;
+    if ((st = rst_coder_rename(c, "number", "amount")) != RST_OK) return st;
+    if ((st = rst_decode_int(c, "amount", &amount)) != RST_OK) return st;
+    return rst_encode_int(c, "added", amount + 1);
+}
+
 static void decode(void *inst, rst_coder *c) {
     node *n = inst;
-    bool b; int64_t i, rows[4]; double d; const char *s; const void *p; size_t len, count;
+    bool b; int64_t i, added = 0, rows[4]; double d; const char *s; const void *p; size_t len, count;
     rst_object *ref;
     int ok = rst_decode_bool(c, "flag", &b) == RST_OK
-          && rst_decode_int(c, "number", &i) == RST_OK
+          && rst_decode_int(c, migrating ? "amount" : "number", &i) == RST_OK && i == n->number
+          && (!migrating || (rst_decode_int(c, "added", &added) == RST_OK && added == i + 1))
           && rst_decode_double(c, "ratio", &d) == RST_OK
           && rst_decode_string(c, "title", &s, &len) == RST_OK && len == 16
           && rst_decode_bytes(c, "blob", &p, &len) == RST_OK && len == 32
@@ -131,6 +148,9 @@ int main(int argc, char **argv) {
 
     if (rst_engine_create(&opts, &r) != RST_OK) FAIL("create: %s", rst_last_error());
     if (rst_register_class(r, "Node", factory, NULL) != RST_OK) FAIL("class: %s", rst_last_error());
+    migrating = getenv("MIGRATE") && strcmp(getenv("MIGRATE"), "1") == 0;
+    if (migrating && (rst_set_class_version(r, "Node", 1) != RST_OK || rst_register_migration(r, "Node", 0, migrate, NULL) != RST_OK))
+        FAIL("migration: %s", rst_last_error());
     for (int i = 0; i < (n_nodes + 1) / 2; i++)
         if (rst_register_object(r, nodes[i].ident, i ? restored[nodes[i].parent] : NULL, "Node", &cb, &nodes[i], &restored[i]) != RST_OK)
             FAIL("pre-register %d: %s", i, rst_last_error());
@@ -151,6 +171,8 @@ int main(int argc, char **argv) {
         if (file_only) { FILE *a = fopen(argv[2], "rb"); if (a) { fseek(a, 0, SEEK_END); len = (size_t)ftell(a); fclose(a); } }
         if (rst_engine_create(&fopts, &fr) != RST_OK) FAIL("create: %s", rst_last_error());
         if (rst_register_class(fr, "Node", factory, NULL) != RST_OK) FAIL("class: %s", rst_last_error());
+        if (migrating && (rst_set_class_version(fr, "Node", 1) != RST_OK || rst_register_migration(fr, "Node", 0, migrate, NULL) != RST_OK))
+            FAIL("migration: %s", rst_last_error());
         for (int i = 0; i < n_nodes; i++) nodes[i].decoded = 0;
         for (int i = 0; i < (n_nodes + 1) / 2; i++)
             if (rst_register_object(fr, nodes[i].ident, i ? restored[nodes[i].parent] : NULL, "Node", &cb, &nodes[i], &restored[i]) != RST_OK)

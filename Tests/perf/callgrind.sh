@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests/perf/callgrind.sh [BIN] [N]: instructions per object of one
-# rst_save_to_buffer, one rst_restore_from_buffer and one rst_restore of a
-# file (callgrind counts
+# rst_save_to_buffer, one rst_restore_from_buffer, one rst_restore of a
+# file, and one rst_restore_from_buffer with every record migrated (the
+# last line, "migrated"; callgrind counts
 # instructions, so the numbers repeat on a loaded machine). BIN is the folder
 # holding a release librestoration.so (default: swift build -c release).
 set -euo pipefail
@@ -19,3 +20,8 @@ for fn in rst_save_to_buffer rst_restore_from_buffer rst_restore; do
     total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.log")
     echo "$fn: $total instructions, $((total / N)) per object"
 done
+MIGRATE=1 valgrind --tool=callgrind --callgrind-out-file="$T/cg.migrate" --toggle-collect=rst_restore_from_buffer "$T/driver" "$N" > /dev/null 2> "$T/vg.log" \
+    || { cat "$T/vg.log" >&2; exit 1; }
+total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.log")
+echo "rst_restore_from_buffer, every record migrated: $total instructions, $((total / N)) per object"
+[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$T"/cg.* "$KEEP"/; echo "callgrind files in $KEEP"; }

@@ -1,0 +1,404 @@
+// ArchiveRewriter: a validated archive rebuilt with some records' fields
+// replaced (v1.1 §4 migrations), everything else copied byte for byte.
+//
+// A migration edits one record: its fields are a list of `EditedField`s
+// whose values are still the archive's bytes (`.original`) until a step
+// replaces them, so a record costs one small array, not a decoded tree.
+// Keys keep their indexes; a key the archive does not have yet is appended
+// to the key table, so every untouched field stays valid as it is. `encode`
+// writes the new archive into one buffer: the header (flag 1 set, flag 2
+// kept), the info and the name table copied, the key table copied plus the
+// new keys, and every record's header written again (with its version)
+// followed by its fields — the replacement for an edited record, a copy for
+// any other. The result must then be validated like any archive
+// (`ArchiveReader(adopting:)`), which builds the reader's indexes.
+
+/// One value of a record being edited: a key (an index of the rewriter's
+/// key table) and where its value is. A plain value (no reference
+/// counting), so an edited record is one array of them.
+public struct EditedField {
+    /// Where the value is.
+    public enum Source: UInt8 {
+        /// A field of the archive: `start..<end` is the whole field (header
+        /// included), `payload` its content as in `ArchiveReader.Field`.
+        case archive
+        /// A value written by the edit: `payload` indexes the edit's values.
+        case value
+        /// A nested record entered or created by the edit: `payload`
+        /// indexes the edit's levels.
+        case level
+    }
+    public var key: UInt32
+    public var rawTag: UInt8
+    public var source: Source
+    /// The archive field's key before the edit (a renamed field is
+    /// rewritten; an untouched one is copied as it is).
+    public var originalKey: UInt32
+    public var payload: Int
+    public var start: Int
+    public var end: Int
+
+    @inlinable public init(key: UInt32, rawTag: UInt8, source: Source, originalKey: UInt32, payload: Int, start: Int, end: Int) {
+        self.key = key
+        self.rawTag = rawTag
+        self.source = source
+        self.originalKey = originalKey
+        self.payload = payload
+        self.start = start
+        self.end = end
+    }
+
+    /// The archive field it stands for (source `.archive` only).
+    @inlinable public var archiveField: ArchiveReader.Field {
+        ArchiveReader.Field(key: originalKey, rawTag: rawTag, payload: payload, end: end)
+    }
+}
+
+/// The edited state of one record: `levels[0]` is the record's own fields,
+/// other levels nested records entered or created; `values` the values the
+/// edit wrote. Reused from record to record (its arrays keep their capacity).
+public struct RecordEdit {
+    public var levels: [[EditedField]] = [[]]
+    /// Levels in use (the rest are spare, kept for their capacity).
+    public var levelCount = 1
+    public var values: [ArchiveValue] = []
+
+    public init() {}
+
+    /// Empties the edit for the next record.
+    public mutating func reset() {
+        levels[0].removeAll(keepingCapacity: true)
+        levelCount = 1
+        values.removeAll(keepingCapacity: true)
+    }
+
+    /// A new empty level; returns its index.
+    public mutating func addLevel() -> Int {
+        if levelCount == levels.count { levels.append([]) } else { levels[levelCount].removeAll(keepingCapacity: true) }
+        levelCount += 1
+        return levelCount - 1
+    }
+}
+
+public final class ArchiveRewriter {
+    public let reader: ArchiveReader
+    /// Keys appended to the archive's table (index = reader.keyCount + i).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var addedKeys: [[UInt8]] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var addedKeyIndex: [[UInt8]: UInt32] = [:]
+    /// Replaced fields of the edited records, in record order.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var patchBytes: [UInt8] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var patches: [(record: Int, start: Int, end: Int, version: UInt32)] = []
+
+    public init(reader: ArchiveReader) {
+        self.reader = reader
+    }
+
+    /// True when no record was replaced (the archive would be the same).
+    public var isEmpty: Bool { patches.isEmpty }
+
+    /// Bytes of the replaced fields so far.
+    public var replacedByteCount: Int { patchBytes.count }
+
+    // MARK: - Keys
+
+    /// The index of a key in the rebuilt archive's table, nil when neither
+    /// the archive nor an edit has it. Allocates nothing for an archive key.
+    public func keyIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
+        if let k = reader.keyIndex(utf8) { return k }
+        if addedKeys.count <= 8 {               // a migration adds a few keys: compare them
+            for (i, k) in addedKeys.enumerated() where k.count == utf8.count && k.elementsEqual(utf8) {
+                return UInt32(reader.keyCount + i)
+            }
+            return nil
+        }
+        return addedKeyIndex[Array(utf8)]
+    }
+
+    /// The index of a key, appended to the table when it is new. The caller
+    /// has checked the key (non-empty text of at most maxKeyBytes).
+    public func internKey(_ utf8: UnsafeRawBufferPointer) -> UInt32 {
+        if let k = keyIndex(utf8) { return k }
+        let k = UInt32(reader.keyCount + addedKeys.count)
+        let bytes = Array(utf8)
+        addedKeys.append(bytes)
+        addedKeyIndex[bytes] = k
+        return k
+    }
+
+    /// The text of a key of the rebuilt archive's table.
+    public func keyName(_ index: UInt32) -> String {
+        let i = Int(index)
+        if i < reader.keyCount { return reader.keyName(index) }
+        return String(decoding: addedKeys[i - reader.keyCount], as: UTF8.self)
+    }
+
+    // MARK: - Fields
+
+    /// Appends the fields of a range of the archive (a record's own, or a
+    /// nested record's) to `out`.
+    public func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
+        var start = range.start
+        reader.forEachField(in: range) { f in
+            out.append(EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                   payload: f.payload, start: start, end: f.end))
+            start = f.end
+        }
+    }
+
+    /// Starts editing record r: `edit` holds its fields as they stand.
+    public func begin(record r: Int, _ edit: inout RecordEdit) {
+        edit.reset()
+        appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
+    }
+
+    /// A value as the archive document would hold it (for reads during an edit).
+    public func value(_ f: EditedField, _ edit: RecordEdit) -> ArchiveValue {
+        switch f.source {
+        case .archive: return ArchiveDocument.value(of: f.archiveField, in: reader)
+        case .value: return edit.values[f.payload]
+        case .level: return .record(edit.levels[f.payload].map { ArchiveEntry(key: keyName($0.key), value: value($0, edit)) })
+        }
+    }
+
+    /// An int value, without building an ArchiveValue.
+    @inlinable public func int(_ f: EditedField, _ edit: RecordEdit) -> Int64 {
+        switch f.source {
+        case .archive: return reader.int(f.archiveField)
+        case .value: if case .int(let v) = edit.values[f.payload] { return v }; return 0
+        case .level: return 0
+        }
+    }
+
+    /// Enters an archive field holding a nested record: its fields become
+    /// a new level of the edit, whose index is returned.
+    public func enter(_ f: EditedField, _ edit: inout RecordEdit) -> Int {
+        let level = edit.addLevel()
+        appendFields(in: reader.recordFields(f.archiveField), to: &edit.levels[level])
+        return level
+    }
+
+    /// The content of an archive string or bytes value (valid while the
+    /// reader lives).
+    public func bytes(_ f: EditedField) -> UnsafeRawBufferPointer { reader.bytes(f.archiveField) }
+
+    // MARK: - Replacing records
+
+    /// Replaces the fields of record r with the edit's and its class version
+    /// with `version`. Records are replaced in increasing order, each once.
+    /// - Throws: `.state` for a record out of order or a value an edit
+    ///   cannot write; `.limit` when the record's fields exceed maxArchiveBytes.
+    public func replace(record r: Int, with edit: RecordEdit, version: UInt32) throws(WriteFailure) {
+        guard r >= 0 && r < reader.recordCount, patches.last.map({ $0.record < r }) ?? true else {
+            throw .state("record \(r) is replaced out of order")
+        }
+        let start = patchBytes.count
+        do {
+            try append(level: 0, edit, to: &patchBytes)
+        } catch {
+            patchBytes.removeSubrange(start...)
+            throw error
+        }
+        guard patchBytes.count - start <= ArchiveLimits.maxArchiveBytes else {
+            patchBytes.removeSubrange(start...)
+            throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
+        }
+        patches.append((r, start, patchBytes.count, version))
+    }
+
+    private func append(level: Int, _ edit: RecordEdit, to out: inout [UInt8]) throws(WriteFailure) {
+        let base = reader.archiveBytes.baseAddress!
+        var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
+        func flush() {
+            if runStart >= 0 { out.append(contentsOf: UnsafeRawBufferPointer(start: base + runStart, count: runEnd - runStart)) }
+            runStart = -1
+        }
+        for f in edit.levels[level] {
+            if f.source == .archive && f.key == f.originalKey {
+                if runStart >= 0 && runEnd == f.start { runEnd = f.end } else { flush(); runStart = f.start; runEnd = f.end }
+                continue
+            }
+            flush()
+            let tag = f.rawTag
+            if f.key < 15 {
+                out.append(UInt8(truncatingIfNeeded: f.key << 4) | tag)
+            } else {
+                out.append(0xF0 | tag)
+                appendVarint(&out, UInt64(f.key - 15))
+            }
+            switch f.source {
+            case .archive:
+                switch PayloadShape.of(rawTag: tag) {
+                case .none, .zigzag, .recordIndex, .fixed64: break
+                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .future:
+                    appendVarint(&out, UInt64(f.end - f.payload))
+                }
+                out.append(contentsOf: UnsafeRawBufferPointer(start: base + f.payload, count: f.end - f.payload))
+            case .level:
+                var inner: [UInt8] = []
+                try append(level: f.payload, edit, to: &inner)
+                appendVarint(&out, UInt64(inner.count))
+                out.append(contentsOf: inner)
+            case .value:
+                try appendPayload(edit.values[f.payload], to: &out)
+            }
+        }
+        flush()
+    }
+
+    private func appendPayload(_ v: ArchiveValue, to out: inout [UInt8]) throws(WriteFailure) {
+        switch v {
+        case .bool: break
+        case .int(let x): appendVarint(&out, zigzag(x))
+        case .double(let d):
+            withUnsafeBytes(of: d.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+        case .string(let s):
+            var s = s
+            s.withUTF8 { b in
+                appendVarint(&out, UInt64(b.count))
+                out.append(contentsOf: b)
+            }
+        case .bytes(let b):
+            appendVarint(&out, UInt64(b.count))
+            out.append(contentsOf: b)
+        case .intArray(let a):
+            var inner: [UInt8] = []
+            appendVarint(&inner, UInt64(a.count))
+            for x in a { appendVarint(&inner, zigzag(x)) }
+            appendVarint(&out, UInt64(inner.count))
+            out.append(contentsOf: inner)
+        case .stringArray(let a):
+            var inner: [UInt8] = []
+            appendVarint(&inner, UInt64(a.count))
+            for e in a {
+                var e = e
+                e.withUTF8 { b in
+                    appendVarint(&inner, UInt64(b.count))
+                    inner.append(contentsOf: b)
+                }
+            }
+            appendVarint(&out, UInt64(inner.count))
+            out.append(contentsOf: inner)
+        case .record, .object, .objectArray, .unknown:
+            throw .state("an edit cannot write a value of tag \(v.rawTag) (records are entered, references and future types kept)")
+        }
+    }
+
+    // MARK: - The rebuilt archive
+
+    /// The rebuilt archive, in a buffer from `UnsafeMutableRawPointer.allocate`
+    /// (for `ArchiveReader(adopting:)`, which then owns it).
+    /// - Throws: `.limit` when it would exceed maxArchiveBytes.
+    public func encode() throws(WriteFailure) -> UnsafeMutableRawBufferPointer {
+        let src = reader.archiveBytes
+        let base = src.baseAddress!
+        let n = reader.recordCount
+        // Where the sections of the (validated) original start.
+        var p = ArchiveFormat.fixedHeaderBytes
+        let limit = src.count - 4
+        func skipString() throws(WriteFailure) {
+            guard let len = readVarint(base, &p, limit), len <= UInt64(limit - p) else { throw .state("the archive's layout changed") }
+            p += Int(len)
+        }
+        func varint() throws(WriteFailure) -> Int {
+            guard let v = readVarint(base, &p, limit), v <= UInt64(Int32.max) else { throw .state("the archive's layout changed") }
+            return Int(v)
+        }
+        for _ in 0..<3 { try skipString() }        // app_version, system_version, idiom
+        p += 8                                      // saved_at_ms
+        _ = try varint()                            // object_count
+        let infoEnd = p
+        let keyCount = try varint(), nameCount = try varint()
+        guard keyCount == reader.keyCount, nameCount == reader.nameCount else { throw .state("the archive's layout changed") }
+        let keysStart = p
+        for _ in 0..<keyCount { try skipString() }
+        let namesStart = p
+        for _ in 0..<nameCount { try skipString() }
+        let recordsStart = p
+
+        let oldFlags = UInt16(base.load(fromByteOffset: 10, as: UInt8.self)) | UInt16(base.load(fromByteOffset: 11, as: UInt8.self)) << 8
+        let flags = oldFlags | ArchiveFormat.flagRecordVersions
+        let carry = oldFlags & ArchiveFormat.flagRecordCarry != 0
+        let addedBytes = addedKeys.reduce(0) { $0 + $1.count + 10 }
+        // An upper bound: every record header grows by at most a version and
+        // a longer fields_len (10 bytes each).
+        guard patchBytes.count + addedBytes <= ArchiveLimits.maxArchiveBytes else {
+            throw .limit("the archive would exceed \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
+        }
+        let capacity = src.count + patchBytes.count + addedBytes + 20 + n * 20
+        let out = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        var o = 0
+        @inline(__always) func put(_ from: UnsafeRawPointer, _ count: Int) {
+            (out + o).copyMemory(from: from, byteCount: count)
+            o += count
+        }
+        @inline(__always) func putVar(_ x: UInt64) { o += putVarint(out + o, x) }
+
+        put(base, 10)                                        // magic, version
+        out.storeBytes(of: flags.littleEndian, toByteOffset: 10, as: UInt16.self)
+        o = ArchiveFormat.fixedHeaderBytes                  // total_len below
+        put(base + ArchiveFormat.fixedHeaderBytes, infoEnd - ArchiveFormat.fixedHeaderBytes)
+        putVar(UInt64(keyCount + addedKeys.count))
+        putVar(UInt64(nameCount))
+        put(base + keysStart, namesStart - keysStart)
+        for k in addedKeys {
+            putVar(UInt64(k.count))
+            k.withUnsafeBytes { put($0.baseAddress!, $0.count) }
+        }
+        put(base + namesStart, recordsStart - namesStart)
+        var next = 0
+        patchBytes.withUnsafeBytes { pb in
+            let patchBase = pb.baseAddress
+            for r in 0..<n {
+                let parent = reader.parent(ofRecord: r)
+                putVar(UInt64(reader.identifier(ofRecord: r)))
+                putVar(UInt64(parent.map { r - $0 } ?? 0))
+                putVar(UInt64(reader.className(ofRecord: r).map { $0 + 1 } ?? 0))
+                if next < patches.count && patches[next].record == r {
+                    let patch = patches[next]
+                    next += 1
+                    putVar(UInt64(patch.version))
+                    if carry { putVar(UInt64(reader.carry(ofRecord: r))) }
+                    putVar(UInt64(patch.end - patch.start))
+                    if patch.end > patch.start { put(patchBase! + patch.start, patch.end - patch.start) }
+                } else {
+                    putVar(UInt64(reader.version(ofRecord: r)))
+                    if carry { putVar(UInt64(reader.carry(ofRecord: r))) }
+                    let range = reader.fields(ofRecord: r)
+                    putVar(UInt64(range.end - range.start))
+                    put(base + range.start, range.end - range.start)
+                }
+            }
+        }
+        let total = o + 4
+        guard total <= ArchiveLimits.maxArchiveBytes else {
+            out.deallocate()
+            throw .limit("the archive would take \(total) bytes, more than \(ArchiveLimits.maxArchiveBytes) (RST_MAX_ARCHIVE_BYTES)")
+        }
+        out.storeBytes(of: UInt32(total).littleEndian, toByteOffset: 12, as: UInt32.self)
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: out, count: o))
+        out.storeBytes(of: crc.littleEndian, toByteOffset: o, as: UInt32.self)
+        return UnsafeMutableRawBufferPointer(start: out, count: total)
+    }
+}
+
+@inline(__always)
+func appendVarint(_ out: inout [UInt8], _ x: UInt64) {
+    var v = x
+    while v >= 0x80 {
+        out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+        v >>= 7
+    }
+    out.append(UInt8(truncatingIfNeeded: v))
+}
