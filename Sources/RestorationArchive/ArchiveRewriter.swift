@@ -27,6 +27,9 @@ public struct EditedField {
         /// A nested record entered or created by the edit: `payload`
         /// indexes the edit's levels.
         case level
+        /// A bool, int or double written by the edit: `payload` is its bit
+        /// pattern (no allocation).
+        case scalar
     }
     public var key: UInt32
     public var rawTag: UInt8
@@ -118,8 +121,9 @@ public final class ArchiveRewriter {
     public func keyIndex(_ utf8: UnsafeRawBufferPointer) -> UInt32? {
         if let k = reader.keyIndex(utf8) { return k }
         if addedKeys.count <= 8 {               // a migration adds a few keys: compare them
-            for (i, k) in addedKeys.enumerated() where k.count == utf8.count && k.elementsEqual(utf8) {
-                return UInt32(reader.keyCount + i)
+            for i in addedKeys.indices where addedKeys[i].count == utf8.count {
+                let equal = addedKeys[i].withUnsafeBytes { bytesEqual($0.baseAddress!, utf8.baseAddress, utf8.count) }
+                if equal { return UInt32(reader.keyCount + i) }
             }
             return nil
         }
@@ -137,6 +141,21 @@ public final class ArchiveRewriter {
         return k
     }
 
+    /// True when key `index` of the rebuilt archive's table is `utf8`.
+    @inlinable public func key(_ index: UInt32, is utf8: UnsafeRawBufferPointer) -> Bool {
+        let i = Int(index)
+        if i < reader.keyCount {
+            let k = reader.keyBytes(index)
+            return k.count == utf8.count && bytesEqual(k.baseAddress!, utf8.baseAddress, utf8.count)
+        }
+        return addedKeyMatches(i - reader.keyCount, utf8)
+    }
+
+    @usableFromInline func addedKeyMatches(_ i: Int, _ utf8: UnsafeRawBufferPointer) -> Bool {
+        guard i < addedKeys.count, addedKeys[i].count == utf8.count else { return false }
+        return addedKeys[i].withUnsafeBytes { bytesEqual($0.baseAddress!, utf8.baseAddress, utf8.count) }
+    }
+
     /// The text of a key of the rebuilt archive's table.
     public func keyName(_ index: UInt32) -> String {
         let i = Int(index)
@@ -149,11 +168,12 @@ public final class ArchiveRewriter {
     /// Appends the fields of a range of the archive (a record's own, or a
     /// nested record's) to `out`.
     public func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
-        var start = range.start
-        reader.forEachField(in: range) { f in
+        guard reader._valid(range) else { return }
+        var pos = range.start
+        while pos < range.end, let f = reader._field(at: pos, limit: range.end) {
             out.append(EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
-                                   payload: f.payload, start: start, end: f.end))
-            start = f.end
+                                   payload: f.payload, start: pos, end: f.end))
+            pos = f.end
         }
     }
 
@@ -168,6 +188,13 @@ public final class ArchiveRewriter {
         switch f.source {
         case .archive: return ArchiveDocument.value(of: f.archiveField, in: reader)
         case .value: return edit.values[f.payload]
+        case .scalar:
+            let bits = UInt64(UInt(bitPattern: f.payload))
+            switch f.rawTag {
+            case ValueTag.int.rawValue: return .int(Int64(bitPattern: bits))
+            case ValueTag.double.rawValue: return .double(Double(bitPattern: bits))
+            default: return .bool(f.rawTag == ValueTag.boolTrue.rawValue)
+            }
         case .level: return .record(edit.levels[f.payload].map { ArchiveEntry(key: keyName($0.key), value: value($0, edit)) })
         }
     }
@@ -177,6 +204,7 @@ public final class ArchiveRewriter {
         switch f.source {
         case .archive: return reader.int(f.archiveField)
         case .value: if case .int(let v) = edit.values[f.payload] { return v }; return 0
+        case .scalar: return Int64(f.payload)
         case .level: return 0
         }
     }
@@ -252,6 +280,13 @@ public final class ArchiveRewriter {
                 out.append(contentsOf: inner)
             case .value:
                 try appendPayload(edit.values[f.payload], to: &out)
+            case .scalar:
+                switch tag {
+                case ValueTag.int.rawValue: appendVarint(&out, zigzag(Int64(f.payload)))
+                case ValueTag.double.rawValue:
+                    withUnsafeBytes(of: UInt64(UInt(bitPattern: f.payload)).littleEndian) { out.append(contentsOf: $0) }
+                default: break                  // a bool: the tag is the value
+                }
             }
         }
         flush()

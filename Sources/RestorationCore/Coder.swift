@@ -315,21 +315,21 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .bool(v)) }
+        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
         let k = try encodingKey(key)
         do { try writer.writeBool(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .int(v)) }
+        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .int, bits: UInt64(bitPattern: v)) }
         let k = try encodingKey(key)
         do { try writer.writeInt(k, v) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .double(v)) }
+        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .double, bits: v.bitPattern) }
         let k = try encodingKey(key)
         do { try writer.writeDouble(k, v) } catch { throw record(error, key: key) }
     }

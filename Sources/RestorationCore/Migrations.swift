@@ -73,8 +73,28 @@ final class MigrationEditor {
 
     /// The index of `key` in the current level, nil when it has none.
     func find(_ key: KeyBytes) -> Int? {
-        guard let k = rewriter.keyIndex(key.bytes) else { return nil }
+        guard let k = keyIndex(key) else { return nil }
         return find(k)
+    }
+
+    /// Key lookups by the address of a C key (hosts pass literals), each
+    /// confirmed by comparing the bytes: (address, table index).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var keyCache: [(UnsafeRawPointer?, UInt32)] = Array(repeating: (nil, 0), count: 16)
+
+    /// The key's index in the rebuilt archive's key table, nil when it has none.
+    func keyIndex(_ key: KeyBytes) -> UInt32? {
+        let bytes = key.bytes
+        let slot = Int(truncatingIfNeeded: UInt(bitPattern: bytes.baseAddress) >> 3) & 15
+        let (p, k) = keyCache[slot]
+        if p != nil && p == bytes.baseAddress {
+            if rewriter.key(k, is: bytes) { return k }
+        }
+        guard let found = rewriter.keyIndex(bytes) else { return nil }
+        keyCache[slot] = (bytes.baseAddress, found)
+        return found
     }
 
     func find(_ k: UInt32) -> Int? {
@@ -99,8 +119,8 @@ extension Coder {
     /// A key given to a migration's write, checked as encode checks keys,
     /// as an index of the rebuilt archive's key table (added when new).
     func migrationKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        if let k = editor.keyIndex(key) { return k }
         let bytes = key.bytes
-        if let k = editor.rewriter.keyIndex(bytes) { return k }
         try ArgumentRules.key(bytes, location: location)
         return editor.rewriter.internKey(bytes)
     }
@@ -135,6 +155,14 @@ extension Coder {
         let index = e.edit.values.count
         try migrationPut(k, EditedField(key: k, rawTag: value.rawTag, source: .value, originalKey: k, payload: index, start: 0, end: 0), key)
         e.edit.values.append(value)
+    }
+
+    /// Adds or replaces a bool, int or double (no allocation).
+    @usableFromInline @inline(never)
+    func migrationWriteScalar(_ key: KeyBytes, _ tag: ValueTag, bits: UInt64) throws(RestorationFailure) {
+        let k = try migrationKey(key)
+        try migrationPut(k, EditedField(key: k, rawTag: tag.rawValue, source: .scalar, originalKey: k,
+                                        payload: Int(bitPattern: UInt(bits)), start: 0, end: 0), key)
     }
 
     func migrationPut(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
