@@ -260,6 +260,22 @@ func readVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UIn
 
 @inlinable @inline(never)
 func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
+    // 4 to 8 bytes with 8 readable (an int of up to 56 bits, e.g. a 32-bit
+    // value): one word load, the end found by its first byte below 0x80,
+    // the 7-bit groups packed by three mask-and-shift steps.
+    if limit &- pos >= 8 {
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: pos, as: UInt64.self))
+        let stops = ~w & 0x8080_8080_8080_8080
+        if stops != 0 {
+            let len = (stops.trailingZeroBitCount &+ 1) &>> 3          // 1...8
+            var x = (len == 8 ? w : w & ((1 &<< UInt64(len &* 8)) &- 1)) & 0x7F7F_7F7F_7F7F_7F7F
+            x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) &>> 1)
+            x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) &>> 2)
+            x = (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) &>> 4)
+            pos &+= len
+            return x
+        }
+    }
     var p = pos
     var result: UInt64 = 0
     var shift: UInt64 = 0

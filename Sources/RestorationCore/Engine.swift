@@ -894,19 +894,19 @@ public final class Engine {
 
     /// Restores `file` (the archive, or one of its generations) with the
     /// crash-loop guard for that file; `bytes` read from it, not validated yet.
-    func restoreFile(_ path: String, bytes: [UInt8], reason: RestoreReason, generation: UInt32) throws(RestorationFailure) {
+    func restoreFile(_ path: String, reader: ArchiveReader, reason: RestoreReason, generation: UInt32) throws(RestorationFailure) {
+        let bytes = reader.archiveBytes
         if configuration.crashGuard {
-            switch bytes.withUnsafeBytes({ CrashGuard.examine(path, bytes: $0) }) {
+            switch CrashGuard.examine(path, bytes: bytes) {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
             case .crashed(let marker) where configuration.quarantine && marker.record != nil && marker.attempt == 1:
                 // v1.1 §6: a death inside one object's callback quarantines that record.
                 let r = marker.record!
-                let count = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: "").recordCount) ?? 0 }
-                if r < count {
-                    let recordPath = bytes.withUnsafeBytes { b in (try? Engine.validate(b, source: ""))?.path(ofRecord: r) ?? "" }
-                    let identity = bytes.withUnsafeBytes { CrashGuard.identity(of: $0) }
+                if r < reader.recordCount {
+                    let recordPath = reader.path(ofRecord: r)
+                    let identity = CrashGuard.identity(of: bytes)
                     try Quarantine.write(path, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
                     if let w = CrashGuard.clear(path) { log(.warning, w) }
                     log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring '\(path)'; that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
@@ -924,7 +924,6 @@ public final class Engine {
                 throw RestorationFailure(.rejected, msg)
             }
         }
-        let reader = try validate(bytes, source: "archive '\(path)'")
         restoreReason = reason
         restoreGeneration = generation
         var quarantined: Quarantine.Entry? = nil

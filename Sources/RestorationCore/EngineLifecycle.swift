@@ -35,13 +35,14 @@ extension Engine {
         openSession(path)
         restoreReason = .firstLaunch
         restoreGeneration = 0
-        let current: [UInt8]
         var failure: RestorationFailure
         do {
-            current = try FileStore.read(path)
+            // One copy of the file in memory: read into a buffer the reader
+            // adopts and validates in place.
+            let current = try FileStore.readBuffer(path)
             do {
-                _ = try validate(current, source: "archive '\(path)'")
-                try restoreFile(path, bytes: current, reason: currentReason, generation: 0)
+                let reader = try Engine.validate(adopting: current, source: "archive '\(path)'")
+                try restoreFile(path, reader: reader, reason: currentReason, generation: 0)
                 return
             } catch where [.corrupt, .version, .limit].contains(error.status) {
                 failure = error
@@ -54,14 +55,15 @@ extension Engine {
         guard keep > 0 else { throw failure }
         for k in 1...FileStore.maxGenerations {
             let g = FileStore.generationPath(path, k)
-            guard let bytes = try? FileStore.read(g), (try? validate(bytes, source: g)) != nil else { continue }
+            guard let buffer = try? FileStore.readBuffer(g),
+                  let reader = try? Engine.validate(adopting: buffer, source: "archive '\(g)'") else { continue }
             if failure.status != .notFound {
                 let aside = try FileStore.setAsideInvalid(path, nowMs: SystemInfo.nowMs())
                 log(.warning, "\(failure.message); set aside as '\(aside)'; restoring generation \(k) ('\(g)')")
             } else {
                 log(.warning, "there is no archive at '\(path)'; restoring generation \(k) ('\(g)')")
             }
-            try restoreFile(g, bytes: bytes, reason: .fallback, generation: UInt32(k))
+            try restoreFile(g, reader: reader, reason: .fallback, generation: UInt32(k))
             return
         }
         throw failure
@@ -80,12 +82,13 @@ extension Engine {
             }
             openSession(path)
             let g = FileStore.generationPath(path, Int(k))
-            let bytes: [UInt8]
-            do throws(RestorationFailure) { bytes = try FileStore.read(g) } catch {
+            let buffer: UnsafeMutableRawBufferPointer
+            do throws(RestorationFailure) { buffer = try FileStore.readBuffer(g) } catch {
                 if error.status == .notFound { throw RestorationFailure(.notFound, "there is no generation \(k) of '\(path)' ('\(g)')") }
                 throw error
             }
-            try restoreFile(g, bytes: bytes, reason: .fallback, generation: k)
+            let reader = try Engine.validate(adopting: buffer, source: "archive '\(g)'")
+            try restoreFile(g, reader: reader, reason: .fallback, generation: k)
         }
     }
 

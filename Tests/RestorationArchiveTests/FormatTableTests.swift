@@ -62,6 +62,35 @@ final class FormatTableTests: XCTestCase {
         XCTAssertEqual(read([0x80, 0x00]).0, 0)
     }
 
+    /// Varints of 4 to 8 bytes with at least 8 bytes readable take the
+    /// one-word path: every length, both paddings, non-minimal forms and
+    /// random values give what the byte loop gives.
+    func testVarintWordPathAgreesWithTheByteLoop() {
+        var rng = SystemRandomNumberGenerator()
+        var values: [UInt64] = [0, 127, 128, 1 << 21, (1 << 28) - 1, 1 << 28, 1 << 35, (1 << 49) - 1, 1 << 49,
+                                (1 << 56) - 1, 1 << 56, 1 << 63, UInt64.max, UInt64(UInt32.max), UInt64(UInt32.max) << 1]
+        for _ in 0..<2000 { values.append(rng.next() >> UInt64.random(in: 0...63, using: &rng)) }
+        for v in values {
+            for pad: UInt8 in [0x00, 0xFF, 0x80] {
+                var buf = [UInt8](repeating: pad, count: 20)
+                let n = buf.withUnsafeMutableBytes { putVarint($0.baseAddress!, v) }
+                let (got, pos) = read(buf)
+                XCTAssertEqual(got, v, "\(v) with padding \(pad)")
+                XCTAssertEqual(pos, n, "\(v) with padding \(pad)")
+            }
+        }
+        // Non-minimal: 0 in 5 bytes and 8 bytes; 1 in 8 bytes, then garbage.
+        XCTAssertEqual(read([0x80, 0x80, 0x80, 0x80, 0x00, 0xFF, 0xFF, 0xFF, 0xFF]).0, 0)
+        XCTAssertEqual(read([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0xFF]).1, 8)
+        XCTAssertEqual(read([0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x7F]).0, 1)
+        // Longer than 10 bytes and 64-bit overflow still refused with padding.
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 10) + [0x01, 0, 0, 0]).0, nil)
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 9) + [0x02, 0, 0, 0]).0, nil)
+        XCTAssertEqual(read([UInt8](repeating: 0xFF, count: 9) + [0x01, 0, 0, 0]).0, UInt64.max)
+        // The limit still bounds the varint when 8 bytes exist past it.
+        XCTAssertEqual(read([0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0], limit: 4).0, nil)
+    }
+
     func testVarintReaderRejectsBadInputAndLeavesPosition() {
         // Cut off by the limit.
         XCTAssertEqual(read([0x80, 0x80]).0, nil)
