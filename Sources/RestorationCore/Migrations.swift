@@ -49,7 +49,8 @@ final class MigrationEditor {
     @exclusivity(unchecked)
     #endif
     var fromVersion: UInt32 = 0
-    unowned let rewriter: ArchiveRewriter
+    // The editor lives inside `Engine.migrate`, which holds the rewriter.
+    unowned(unsafe) let rewriter: ArchiveRewriter
 
     init(rewriter: ArchiveRewriter) {
         self.rewriter = rewriter
