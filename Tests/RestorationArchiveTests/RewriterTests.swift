@@ -1,0 +1,145 @@
+@testable import RestorationArchive
+import XCTest
+
+/// ArchiveRewriter (v1.1 migrations): records edited in place of the
+/// archive's bytes, everything else copied byte for byte, new keys appended.
+final class RewriterTests: XCTestCase {
+    private func sample(carry: Bool = false, manyKeys: Bool = false) throws -> ArchiveReader {
+        var objects = [
+            ArchiveObject(identifier: "Root", className: "Win", entries: [
+                ArchiveEntry(key: "title", value: .string("héllo")),
+                ArchiveEntry(key: "link", value: .object(record: 2)),
+            ]),
+            ArchiveObject(identifier: "Pane", parent: 0, className: "Pane", entries: [
+                ArchiveEntry(key: "number", value: .int(1 << 40)),
+                ArchiveEntry(key: "ratio", value: .double(-0.0)),
+                ArchiveEntry(key: "note", value: .record([
+                    ArchiveEntry(key: "text", value: .string("inner")),
+                    ArchiveEntry(key: "count", value: .int(7)),
+                ])),
+                ArchiveEntry(key: "rows", value: .intArray([1, -2, 3])),
+                ArchiveEntry(key: "peers", value: .objectArray([0, 2])),
+                ArchiveEntry(key: "gone", value: .bool(true)),
+            ], version: 0),
+            ArchiveObject(identifier: "List", parent: 1, className: "List", entries: [
+                ArchiveEntry(key: "names", value: .stringArray(["a", "b"])),
+                ArchiveEntry(key: "blob", value: .bytes([0, 255, 7])),
+            ]),
+        ]
+        if manyKeys {
+            objects[0].entries += (0..<20).map { ArchiveEntry(key: "k\($0)", value: .int(Int64($0))) }
+        }
+        if carry { objects[2].carry = 3 }
+        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5),
+                                        objects: objects).encode()
+        return try XCTUnwrap(accept(bytes))
+    }
+
+    private func key(_ r: ArchiveRewriter, _ s: String, intern: Bool = true) -> UInt32 {
+        Array(s.utf8).withUnsafeBytes { intern ? r.internKey($0) : (r.keyIndex($0) ?? UInt32.max) }
+    }
+
+    /// Renames, adds a scalar and a string, edits the nested record, removes
+    /// a key: the result validates, the edited record reads as expected and
+    /// the others are the same records, their fields the same bytes.
+    func testAnEditedRecordAndUntouchedOnes() throws {
+        let reader = try sample()
+        let rw = ArchiveRewriter(reader: reader)
+        var edit = RecordEdit()
+        rw.begin(record: 1, &edit)
+        XCTAssertEqual(edit.levels[0].count, 6)
+        let number = key(rw, "number"), amount = key(rw, "amount"), added = key(rw, "added")
+        XCTAssertEqual(amount, UInt32(reader.keyCount), "a new key is appended to the table")
+        XCTAssertEqual(added, UInt32(reader.keyCount + 1))
+        XCTAssertEqual(key(rw, "amount"), amount, "a key is added once")
+        let i = try XCTUnwrap(edit.levels[0].firstIndex { $0.key == number })
+        XCTAssertEqual(rw.int(edit.levels[0][i], edit), 1 << 40)
+        edit.levels[0][i].key = amount                                     // rename
+        edit.levels[0].append(EditedField(key: added, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: added,
+                                          payload: Int(-5), start: 0, end: 0))
+        let label = key(rw, "label")
+        edit.values.append(.string("x✓"))
+        edit.levels[0].append(EditedField(key: label, rawTag: ValueTag.string.rawValue, source: .value, originalKey: label,
+                                          payload: 0, start: 0, end: 0))
+        let noteAt = try XCTUnwrap(edit.levels[0].firstIndex { $0.key == key(rw, "note") })
+        let level = rw.enter(edit.levels[0][noteAt], &edit)
+        edit.levels[0][noteAt] = EditedField(key: edit.levels[0][noteAt].key, rawTag: ValueTag.record.rawValue, source: .level,
+                                             originalKey: edit.levels[0][noteAt].key, payload: level, start: 0, end: 0)
+        edit.levels[level].removeAll { $0.key == key(rw, "count") }
+        edit.levels[0].removeAll { $0.key == key(rw, "gone") }
+        XCTAssertEqual(rw.value(edit.levels[0][noteAt], edit), .record([ArchiveEntry(key: "text", value: .string("inner"))]))
+        try rw.replace(record: 1, with: edit, version: 4)
+
+        let out = try ArchiveReader(adopting: try rw.encode())
+        XCTAssertEqual(out.archiveBytes[10] & 1, 1, "flag 1: record versions")
+        XCTAssertEqual(out.keyCount, reader.keyCount + 3)
+        XCTAssertEqual((0..<3).map { out.version(ofRecord: $0) }, [0, 4, 0])
+        let before = ArchiveDocument(reader: reader), after = ArchiveDocument(reader: out)
+        XCTAssertEqual(after.info, before.info)
+        XCTAssertEqual(after.objects[0], before.objects[0])
+        XCTAssertEqual(after.objects[2], before.objects[2])
+        XCTAssertEqual(after.objects[1].entries, [
+            ArchiveEntry(key: "amount", value: .int(1 << 40)),
+            ArchiveEntry(key: "ratio", value: .double(-0.0)),
+            ArchiveEntry(key: "note", value: .record([ArchiveEntry(key: "text", value: .string("inner"))])),
+            ArchiveEntry(key: "rows", value: .intArray([1, -2, 3])),
+            ArchiveEntry(key: "peers", value: .objectArray([0, 2])),
+            ArchiveEntry(key: "added", value: .int(-5)),
+            ArchiveEntry(key: "label", value: .string("x✓")),
+        ])
+        XCTAssertEqual(after.objects[1].version, 4)
+        XCTAssertEqual(Array(out.references(ofRecord: 1)), [0, 2], "references of an edited record are kept")
+        for r in [0, 2] {
+            let a = reader.fields(ofRecord: r), b = out.fields(ofRecord: r)
+            XCTAssertEqual(Array(reader.archiveBytes[a.start..<a.end]), Array(out.archiveBytes[b.start..<b.end]),
+                           "record \(r): the same field bytes")
+        }
+    }
+
+    /// A key index past 14 takes the header's key extension; the carry flag
+    /// and the carried counts survive; nothing replaced means isEmpty.
+    func testKeyExtensionCarryAndNothingReplaced() throws {
+        let reader = try sample(carry: true, manyKeys: true)
+        XCTAssertGreaterThan(reader.keyCount, 15)
+        let rw = ArchiveRewriter(reader: reader)
+        XCTAssertTrue(rw.isEmpty)
+        var edit = RecordEdit()
+        rw.begin(record: 2, &edit)
+        let k = key(rw, "fresh")
+        XCTAssertGreaterThanOrEqual(k, 15)
+        edit.levels[0].append(EditedField(key: k, rawTag: ValueTag.double.rawValue, source: .scalar, originalKey: k,
+                                          payload: Int(bitPattern: UInt(Double.pi.bitPattern)), start: 0, end: 0))
+        edit.levels[0].append(EditedField(key: key(rw, "yes"), rawTag: ValueTag.boolTrue.rawValue, source: .scalar,
+                                          originalKey: key(rw, "yes"), payload: 0, start: 0, end: 0))
+        try rw.replace(record: 2, with: edit, version: 1)
+        XCTAssertFalse(rw.isEmpty)
+        let out = try ArchiveReader(adopting: try rw.encode())
+        XCTAssertEqual(out.archiveBytes[10], 3, "flags 1 and 2")
+        XCTAssertEqual(out.carry(ofRecord: 2), 3)
+        let entries = ArchiveDocument(reader: out).objects[2].entries
+        XCTAssertEqual(entries.suffix(2), [ArchiveEntry(key: "fresh", value: .double(.pi)), ArchiveEntry(key: "yes", value: .bool(true))])
+        XCTAssertEqual(ArchiveDocument(reader: out).objects[0], ArchiveDocument(reader: reader).objects[0])
+    }
+
+    func testMisuseIsAStateFailure() throws {
+        let reader = try sample()
+        let rw = ArchiveRewriter(reader: reader)
+        var edit = RecordEdit()
+        rw.begin(record: 1, &edit)
+        try rw.replace(record: 1, with: edit, version: 1)
+        XCTAssertThrowsError(try rw.replace(record: 1, with: edit, version: 1), "each record once") { e in
+            guard case WriteFailure.state = e else { return XCTFail("\(e)") }
+        }
+        XCTAssertThrowsError(try rw.replace(record: 0, with: edit, version: 1), "in increasing order")
+        rw.begin(record: 2, &edit)
+        edit.values.append(.object(record: 0))
+        edit.levels[0].append(EditedField(key: 0, rawTag: ValueTag.object.rawValue, source: .value, originalKey: 0,
+                                          payload: 0, start: 0, end: 0))
+        XCTAssertThrowsError(try rw.replace(record: 2, with: edit, version: 1), "an edit writes no reference") { e in
+            guard case WriteFailure.state(let m) = e else { return XCTFail("\(e)") }
+            XCTAssertTrue(m.contains("cannot write"), m)
+        }
+        // The failed replace left nothing behind: the archive still validates.
+        XCTAssertNoThrow(try ArchiveReader(adopting: try rw.encode()))
+    }
+}
