@@ -1,6 +1,8 @@
 // restore-fuzz: archives are untrusted input. This target feeds bytes to the
 // codec and to a whole restore through the engine, whose stand-in objects
-// decode every value of every record (nested records, arrays, references).
+// decode every value of every record (nested records, arrays, references);
+// an accepted archive is also restored with every record migrated (renamed,
+// removed, added and nested values), which must validate again.
 //
 // Fuzzing (libFuzzer + AddressSanitizer; see `make fuzz`):
 //   swift build -c release --product restore-fuzz --scratch-path .build-fuzz \
@@ -59,6 +61,62 @@ func decodeAll(_ coder: Coder, depth: Int) {
     }
 }
 
+/// Runs `body` with the key's bytes.
+func withKey<R>(_ key: String, _ body: (KeyBytes) throws -> R) rethrows -> R {
+    var k = key
+    return try k.withUTF8 { try body(KeyBytes(UnsafeRawBufferPointer($0))) }
+}
+
+/// A migration step that edits whatever record it gets: renames the first
+/// key, removes the second, adds an int, and adds a string inside the first
+/// nested record. Each edit may fail (a taken name, a record at a limit);
+/// the step still succeeds, so the record is rewritten.
+func editingStep(_ coder: Coder, _ from: UInt32) -> RestorationFailure? {
+    let keys = (try? coder.migrationKeys()) ?? []
+    if let first = keys.first { _ = withKey(first) { f in withKey("renamed\(from)") { try? coder.rename(f, to: $0) } } }
+    if keys.count > 1 { _ = withKey(keys[1]) { try? coder.remove($0) } }
+    _ = withKey("added") { try? coder.encodeInt($0, Int64(from)) }
+    for k in keys.dropFirst(2) {
+        let isRecord = withKey(k) { ((try? coder.valueType($0)) ?? nil) == .record }
+        guard isRecord, (try? withKey(k) { try coder.decodeBeginRecord($0) }) != nil else { continue }
+        _ = withKey("inner") { kb in Array("x".utf8).withUnsafeBytes { try? coder.encodeString(kb, $0) } }
+        try? coder.decodeEndRecord()
+        break
+    }
+    return nil
+}
+
+/// Invariant: migrating every record of an accepted archive (each class one
+/// version newer than its newest record, a step from each version its
+/// records have) gives an archive the engine validates and restores — the
+/// rewriter never writes bytes the validator refuses.
+@inline(never)
+func fuzzMigrations(_ data: UnsafeRawBufferPointer, _ reader: ArchiveReader) {
+    var range: [String: (UInt32, UInt32)] = [:]
+    for r in 0..<reader.recordCount {
+        guard let c = reader.className(ofRecord: r) else { continue }
+        let name = reader.name(c), v = reader.version(ofRecord: r)
+        let (lo, hi) = range[name] ?? (v, v)
+        range[name] = (min(lo, v), max(hi, v))
+    }
+    let engine = Engine(configuration: .init(crashGuard: false))
+    engine.logHandler = { _, _ in }
+    engine.setFallbackFactory { req in
+        try? req.engine.register(identifier: req.identifier, parent: req.parent, className: req.className, behavior: StandIn())
+    }
+    for (name, (lo, hi)) in range where hi < UInt32.max && hi - lo < 8 {
+        try? engine.setClassVersion(name, hi + 1)
+        for from in lo...hi { try? engine.registerMigration(name, from: from, editingStep) }
+    }
+    do {
+        try engine.restore(bytes: data)
+    } catch {
+        precondition(error.status == .limit || error.status == .rejected,
+                     "the engine refused an accepted archive after migrating it: \(error)")
+    }
+    engine.destroy()
+}
+
 /// One input. Returns whether the codec accepted it.
 @inline(never)
 func fuzzOne(_ data: UnsafeRawBufferPointer) -> Bool {
@@ -71,6 +129,7 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) -> Bool {
         guard let again = try? doc.encode() else { preconditionFailure("an accepted archive did not re-encode") }
         guard let reread = try? ArchiveReader(bytes: again) else { preconditionFailure("a re-encoded archive did not validate") }
         precondition(reread.recordCount == reader.recordCount, "re-encoding changed the record count")
+        fuzzMigrations(data, reader)
     } else {
         accepted = false
     }
