@@ -155,6 +155,14 @@ public enum WriteFailure: Error, Equatable, Sendable {
     case limit(String)
     /// Not allowed now (no open object, unbalanced records, bad document, ...).
     case state(String)
+
+    /// What went wrong, as a sentence.
+    public var message: String {
+        switch self {
+        case .duplicateKey: return "the key is already present in the record"
+        case .limit(let m), .state(let m): return m
+        }
+    }
 }
 
 /// Fixed facts of format version 1.

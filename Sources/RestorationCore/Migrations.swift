@@ -445,7 +445,8 @@ extension Engine {
                 do {
                     try rewriter.replace(record: r, with: editor.edit, version: job.to)
                 } catch {
-                    failure = (job.to - 1, RestorationFailure(.limit, "the migrated record cannot be written: \(error)"))
+                    let status: Status = if case .limit = error { .limit } else { .state }
+                    failure = (job.to - 1, RestorationFailure(status, "the migrated record cannot be written: \(error.message)"))
                 }
             }
             if let (from, f) = failure {
@@ -466,7 +467,7 @@ extension Engine {
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "after migrations the archive exceeds a limit: \(m)")
-            case .duplicateKey, .state: throw RestorationFailure(.state, "after migrations the archive cannot be written: \(error)")
+            case .duplicateKey, .state: throw RestorationFailure(.state, "after migrations the archive cannot be written: \(error.message)")
             }
         }
         let migrated = try Engine.validate(adopting: bytes, source: "the migrated archive")
