@@ -149,7 +149,7 @@ final class RestoreRun {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var names: [String?] = []
+    private var names: [UInt32: String] = [:]       // made on first use (class names, messages)
     /// Records whose decode callback reported failure.
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
@@ -198,10 +198,9 @@ final class RestoreRun {
 
     /// Name `i` of the archive as a String, made once.
     func name(_ i: UInt32) -> String {
-        if names.isEmpty { names = [String?](repeating: nil, count: reader.nameCount) }
-        if let s = names[Int(i)] { return s }
+        if let s = names[i] { return s }
         let s = reader.name(i)
-        names[Int(i)] = s
+        names[i] = s
         return s
     }
 
