@@ -152,11 +152,12 @@ public final class Coder {
     @exclusivity(unchecked)
     #endif
     private(set) var hasCallbackFailure = false
-    /// v1.1: the record a migration step edits (`.migrating` mode).
+    /// v1.1: the record a migration step edits (`.migrating` mode). Not
+    /// retained: `Engine.migrate` holds the editor for as long as it is set.
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var migration: MigrationEditor?
+    unowned(unsafe) var migration: MigrationEditor?
 
     init(engine: Engine) {
         self.engine = engine

@@ -56,7 +56,10 @@ final class MigrationEditor {
         self.rewriter = rewriter
     }
 
-    deinit { releaseBorrowed() }
+    deinit {
+        releaseBorrowed()
+        keyCache.deallocate()
+    }
 
     func releaseBorrowed() {
         for p in borrowed { p.deallocate() }
@@ -80,10 +83,11 @@ final class MigrationEditor {
 
     /// Key lookups by the address of a C key (hosts pass literals), each
     /// confirmed by comparing the bytes: (address, table index).
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var keyCache: [(UnsafeRawPointer?, UInt32)] = Array(repeating: (nil, 0), count: 16)
+    private let keyCache: UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)> = {
+        let p = UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)>.allocate(capacity: 16)
+        p.initialize(repeating: (nil, 0), count: 16)
+        return p
+    }()
 
     /// The key's index in the rebuilt archive's key table, nil when it has none.
     func keyIndex(_ key: KeyBytes) -> UInt32? {
