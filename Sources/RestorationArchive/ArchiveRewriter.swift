@@ -103,6 +103,11 @@ public final class ArchiveRewriter {
     @exclusivity(unchecked)
     #endif
     private var patches: [(record: Int, start: Int, end: Int, version: UInt32)] = []
+    /// The object references of each replaced record (same order as `patches`).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var patchRefs: [[Int32]] = []
 
     public init(reader: ArchiveReader) {
         self.reader = reader
@@ -243,6 +248,9 @@ public final class ArchiveRewriter {
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
+        var refs: [Int32] = []
+        if !reader.references(ofRecord: r).isEmpty { references(level: 0, edit, into: &refs) }
+        patchRefs.append(refs)
     }
 
     private func append(level: Int, _ edit: RecordEdit, to out: inout [UInt8]) throws(WriteFailure) {
@@ -336,6 +344,21 @@ public final class ArchiveRewriter {
     /// (for `ArchiveReader(adopting:)`, which then owns it).
     /// - Throws: `.limit` when it would exceed maxArchiveBytes.
     public func encode() throws(WriteFailure) -> UnsafeMutableRawBufferPointer {
+        try write(records: nil).bytes
+    }
+
+    /// Where `write` put the string tables, relative to the original.
+    struct Layout {
+        var bytes: UnsafeMutableRawBufferPointer
+        /// New offset − old offset of every original key, and of every name.
+        var keyShift = 0, nameShift = 0
+        /// Offsets of the added keys' bytes.
+        var addedKeyStarts: [Int] = []
+    }
+
+    /// Writes the rebuilt archive; with `records`, also fills each record's
+    /// index entry (the original's, with its new field range and version).
+    func write(records: UnsafeMutablePointer<RecordInfo>?) throws(WriteFailure) -> Layout {
         let src = reader.archiveBytes
         let base = src.baseAddress!
         let n = reader.recordCount
@@ -386,11 +409,16 @@ public final class ArchiveRewriter {
         put(base + ArchiveFormat.fixedHeaderBytes, infoEnd - ArchiveFormat.fixedHeaderBytes)
         putVar(UInt64(keyCount + addedKeys.count))
         putVar(UInt64(nameCount))
+        var layout = Layout(bytes: UnsafeMutableRawBufferPointer(start: out, count: 0))
+        layout.keyShift = o - keysStart
         put(base + keysStart, namesStart - keysStart)
+        layout.addedKeyStarts.reserveCapacity(addedKeys.count)
         for k in addedKeys {
             putVar(UInt64(k.count))
+            layout.addedKeyStarts.append(o)
             k.withUnsafeBytes { put($0.baseAddress!, $0.count) }
         }
+        layout.nameShift = o - namesStart
         put(base + namesStart, recordsStart - namesStart)
         var next = 0
         patchBytes.withUnsafeBytes { pb in
@@ -400,20 +428,26 @@ public final class ArchiveRewriter {
                 putVar(UInt64(reader.identifier(ofRecord: r)))
                 putVar(UInt64(parent.map { r - $0 } ?? 0))
                 putVar(UInt64(reader.className(ofRecord: r).map { $0 + 1 } ?? 0))
+                var info = reader._records[r]
                 if next < patches.count && patches[next].record == r {
                     let patch = patches[next]
                     next += 1
                     putVar(UInt64(patch.version))
                     if carry { putVar(UInt64(reader.carry(ofRecord: r))) }
                     putVar(UInt64(patch.end - patch.start))
+                    info.fieldsStart = Int32(truncatingIfNeeded: o)
                     if patch.end > patch.start { put(patchBase! + patch.start, patch.end - patch.start) }
+                    info.version = patch.version
                 } else {
                     putVar(UInt64(reader.version(ofRecord: r)))
                     if carry { putVar(UInt64(reader.carry(ofRecord: r))) }
                     let range = reader.fields(ofRecord: r)
                     putVar(UInt64(range.end - range.start))
+                    info.fieldsStart = Int32(truncatingIfNeeded: o)
                     put(base + range.start, range.end - range.start)
                 }
+                info.fieldsEnd = Int32(truncatingIfNeeded: o)
+                records?[r] = info
             }
         }
         let total = o + 4
@@ -424,7 +458,156 @@ public final class ArchiveRewriter {
         out.storeBytes(of: UInt32(total).littleEndian, toByteOffset: 12, as: UInt32.self)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: out, count: o))
         out.storeBytes(of: crc.littleEndian, toByteOffset: o, as: UInt32.self)
-        return UnsafeMutableRawBufferPointer(start: out, count: total)
+        layout.bytes = UnsafeMutableRawBufferPointer(start: out, count: total)
+        return layout
+    }
+
+    // MARK: - The rebuilt archive's reader
+
+    /// The rebuilt archive as a reader whose indexes are derived from the
+    /// original reader's instead of validating the whole archive again:
+    /// every part of it is either the validated original's, copied, or
+    /// written by `replace` from edits the coder checked (keys, text,
+    /// values per record, nesting) — so the result is valid by
+    /// construction. With `verify` (debug builds, tests), the bytes are also
+    /// validated from scratch and every index compared; a difference traps.
+    /// - Throws: `.limit` when the archive would exceed maxArchiveBytes.
+    public func rebuiltReader(verify: Bool) throws(WriteFailure) -> ArchiveReader {
+        let n = reader.recordCount
+        let st = ReaderStorage()                  // owns every allocation below, whatever happens
+        let records = UnsafeMutablePointer<RecordInfo>.allocate(capacity: max(1, n))
+        st.records = records
+        let layout = try write(records: records)
+        st.bytes = layout.bytes.baseAddress
+        let out = UnsafeRawPointer(layout.bytes.baseAddress!)
+
+        // Keys: the original ones moved by keyShift, then the added ones; a
+        // new hash index over all of them (the table is small).
+        let oldKeys = reader.keyCount, kc = oldKeys + addedKeys.count
+        let keys = UnsafeMutablePointer<StrRef>.allocate(capacity: max(1, kc))
+        st.keys = keys
+        for i in 0..<oldKeys {
+            let r = reader._keys[i]
+            keys[i] = StrRef(start: UInt32(Int(r.start) + layout.keyShift), len: r.len)
+        }
+        for (j, k) in addedKeys.enumerated() {
+            keys[oldKeys + j] = StrRef(start: UInt32(layout.addedKeyStarts[j]), len: UInt32(k.count))
+        }
+        var keyIndex = HashIndex(capacityFor: kc)
+        for i in 0..<kc {
+            let r = keys[i], p = out + Int(r.start), len = Int(r.len)
+            let h = hashBytes(p, len)
+            let (_, slot) = keyIndex.find(h) { _ in false }
+            keyIndex.insert(at: slot, h, UInt32(i))
+        }
+        st.keyIndex = keyIndex
+
+        // Names: the same table, moved by nameShift; its hash index maps
+        // hashes to name numbers, which did not change: copied.
+        let nc = reader.nameCount
+        let names = UnsafeMutablePointer<StrRef>.allocate(capacity: max(1, nc))
+        st.names = names
+        for i in 0..<nc {
+            let r = reader._names[i]
+            names[i] = StrRef(start: UInt32(Int(r.start) + layout.nameShift), len: r.len)
+        }
+        st.nameIndex = HashIndex(copying: reader._storage.nameIndex!)
+
+        // References: the original's for every record, the edited ones'
+        // collected by `replace`.
+        var total = 0
+        var next = 0
+        for r in 0..<n {
+            if next < patches.count && patches[next].record == r {
+                total += patchRefs[next].count
+                next += 1
+            } else {
+                total += Int(reader._refStart[r + 1] - reader._refStart[r])
+            }
+        }
+        let refStart = UnsafeMutablePointer<Int32>.allocate(capacity: n + 1)
+        st.refStart = refStart
+        let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
+        st.refs = refs
+        var forward = false
+        var k = 0
+        next = 0
+        for r in 0..<n {
+            refStart[r] = Int32(k)
+            if next < patches.count && patches[next].record == r {
+                for t in patchRefs[next] { refs[k] = t; k += 1 }
+                next += 1
+            } else {
+                for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
+            }
+            for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
+        }
+        refStart[n] = Int32(k)
+
+        let rebuilt = ArchiveReader(storage: st, info: reader.info, forward: forward,
+                                    masks: (layout.bytes.count, kc, nc))
+        if verify {
+            let checked: ArchiveReader
+            do { checked = try ArchiveReader(bytes: UnsafeRawBufferPointer(layout.bytes)) } catch {
+                preconditionFailure("the rebuilt archive does not validate: \(error)")
+            }
+            if let difference = rebuilt.indexDifference(checked) {
+                preconditionFailure("the rebuilt archive's derived indexes differ from its validated ones: \(difference)")
+            }
+        }
+        return rebuilt
+    }
+
+    /// The object references of an edited record, in the validator's order
+    /// (field order, nested records included, array elements in order).
+    private func references(level: Int, _ edit: RecordEdit, into out: inout [Int32]) {
+        for f in edit.levels[level] {
+            switch f.source {
+            case .archive: archiveReferences(f.archiveField, into: &out)
+            case .level: references(level: f.payload, edit, into: &out)
+            case .value, .scalar: break
+            }
+        }
+    }
+
+    private func archiveReferences(_ f: ArchiveReader.Field, into out: inout [Int32]) {
+        switch f.tag {
+        case .object?: out.append(Int32(truncatingIfNeeded: reader.objectRecord(f)))
+        case .objectArray?: reader.forEachObjectArrayElement(f) { out.append(Int32(truncatingIfNeeded: $0)) }
+        case .record?: reader.forEachField(in: reader.recordFields(f)) { archiveReferences($0, into: &out) }
+        default: break
+        }
+    }
+}
+
+extension ArchiveReader {
+    /// The first difference between this reader's view of its archive and
+    /// another's (sizes, records, strings, lookups, references), nil when
+    /// they are the same. For checks of derived indexes.
+    public func indexDifference(_ o: ArchiveReader) -> String? {
+        if byteCount != o.byteCount || recordCount != o.recordCount || keyCount != o.keyCount || nameCount != o.nameCount {
+            return "sizes \((byteCount, recordCount, keyCount, nameCount)) vs \((o.byteCount, o.recordCount, o.keyCount, o.nameCount))"
+        }
+        if !archiveBytes.elementsEqual(o.archiveBytes) { return "bytes" }
+        if hasForwardReferences != o.hasForwardReferences { return "hasForwardReferences" }
+        if info != o.info { return "info" }
+        for r in 0..<recordCount {
+            let a = _records[r], b = o._records[r]
+            if a.identifier != b.identifier || a.parent != b.parent || a.classPlusOne != b.classPlusOne || a.depth != b.depth
+                || a.fieldsStart != b.fieldsStart || a.fieldsEnd != b.fieldsEnd || a.version != b.version || a.carry != b.carry {
+                return "record \(r)"
+            }
+            if !references(ofRecord: r).elementsEqual(o.references(ofRecord: r)) { return "references of record \(r)" }
+        }
+        for i in 0..<keyCount {
+            let k = UInt32(i)
+            if !keyBytes(k).elementsEqual(o.keyBytes(k)) || keyIndex(keyBytes(k)) != k || o.keyIndex(keyBytes(k)) != k { return "key \(i)" }
+        }
+        for i in 0..<nameCount {
+            let k = UInt32(i)
+            if !nameBytes(k).elementsEqual(o.nameBytes(k)) || nameIndex(nameBytes(k)) != k { return "name \(i)" }
+        }
+        return nil
     }
 }
 

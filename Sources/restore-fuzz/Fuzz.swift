@@ -117,6 +117,43 @@ func fuzzMigrations(_ data: UnsafeRawBufferPointer, _ reader: ArchiveReader) {
     engine.destroy()
 }
 
+/// Invariant: the codec's rewriter, editing every record (first key
+/// renamed, second removed, a scalar added, the first nested record entered
+/// and given one more value), gives an archive that validates, and the
+/// reader it derives without validating has the same indexes as the one
+/// validation builds (`verify` compares them and traps on a difference).
+@inline(never)
+func fuzzRewriter(_ reader: ArchiveReader) {
+    let rw = ArchiveRewriter(reader: reader)
+    var edit = RecordEdit()
+    func key(_ s: String) -> UInt32 { Array(s.utf8).withUnsafeBytes { rw.internKey($0) } }
+    let renamed = key("renamed~"), added = key("added~"), inner = key("inner~")
+    for r in 0..<reader.recordCount {
+        rw.begin(record: r, &edit)
+        if !edit.levels[0].isEmpty && !edit.levels[0].contains(where: { $0.key == renamed }) { edit.levels[0][0].key = renamed }
+        if edit.levels[0].count > 1 { edit.levels[0].remove(at: 1) }
+        if !edit.levels[0].contains(where: { $0.key == added }) && edit.levels[0].count < ArchiveLimits.maxValuesPerRecord {
+            edit.levels[0].append(EditedField(key: added, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: added,
+                                              payload: r, start: 0, end: 0))
+        }
+        if let i = edit.levels[0].firstIndex(where: { $0.source == .archive && $0.rawTag == ValueTag.record.rawValue }) {
+            let level = rw.enter(edit.levels[0][i], &edit)
+            edit.levels[0][i] = EditedField(key: edit.levels[0][i].key, rawTag: ValueTag.record.rawValue, source: .level,
+                                            originalKey: edit.levels[0][i].key, payload: level, start: 0, end: 0)
+            if !edit.levels[level].contains(where: { $0.key == inner }) && edit.levels[level].count < ArchiveLimits.maxValuesPerRecord {
+                edit.levels[level].append(EditedField(key: inner, rawTag: ValueTag.boolTrue.rawValue, source: .scalar,
+                                                      originalKey: inner, payload: 0, start: 0, end: 0))
+            }
+        }
+        do { try rw.replace(record: r, with: edit, version: reader.version(ofRecord: r) &+ 1) } catch {
+            guard case .limit = error else { preconditionFailure("the rewriter refused an edit: \(error)") }
+        }
+    }
+    do { _ = try rw.rebuiltReader(verify: true) } catch {
+        guard case .limit = error else { preconditionFailure("the rewriter failed: \(error)") }
+    }
+}
+
 /// One input. Returns whether the codec accepted it.
 @inline(never)
 func fuzzOne(_ data: UnsafeRawBufferPointer) -> Bool {
@@ -130,6 +167,7 @@ func fuzzOne(_ data: UnsafeRawBufferPointer) -> Bool {
         guard let reread = try? ArchiveReader(bytes: again) else { preconditionFailure("a re-encoded archive did not validate") }
         precondition(reread.recordCount == reader.recordCount, "re-encoding changed the record count")
         fuzzMigrations(data, reader)
+        fuzzRewriter(reader)
     } else {
         accepted = false
     }

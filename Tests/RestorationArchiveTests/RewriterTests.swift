@@ -89,6 +89,8 @@ final class RewriterTests: XCTestCase {
         ])
         XCTAssertEqual(after.objects[1].version, 4)
         XCTAssertEqual(Array(out.references(ofRecord: 1)), [0, 2], "references of an edited record are kept")
+        let derived = try rw.rebuiltReader(verify: true)
+        XCTAssertNil(derived.indexDifference(out), "derived indexes = validated ones")
         for r in [0, 2] {
             let a = reader.fields(ofRecord: r), b = out.fields(ofRecord: r)
             XCTAssertEqual(Array(reader.archiveBytes[a.start..<a.end]), Array(out.archiveBytes[b.start..<b.end]),
@@ -119,6 +121,34 @@ final class RewriterTests: XCTestCase {
         let entries = ArchiveDocument(reader: out).objects[2].entries
         XCTAssertEqual(entries.suffix(2), [ArchiveEntry(key: "fresh", value: .double(.pi)), ArchiveEntry(key: "yes", value: .bool(true))])
         XCTAssertEqual(ArchiveDocument(reader: out).objects[0], ArchiveDocument(reader: reader).objects[0])
+        XCTAssertNil(try rw.rebuiltReader(verify: true).indexDifference(out))
+    }
+
+    /// The derived reader of an archive whose edits drop references: the
+    /// references and the forward flag follow the edit.
+    func testDerivedIndexesFollowDroppedReferences() throws {
+        let reader = try sample(carry: true, manyKeys: true)
+        XCTAssertTrue(reader.hasForwardReferences, "Root links to List, a later record")
+        let rw = ArchiveRewriter(reader: reader)
+        var edit = RecordEdit()
+        rw.begin(record: 0, &edit)
+        edit.levels[0].removeAll { $0.key == key(rw, "link") }
+        try rw.replace(record: 0, with: edit, version: 2)
+        rw.begin(record: 1, &edit)
+        let noteAt = try XCTUnwrap(edit.levels[0].firstIndex { $0.key == key(rw, "note") })
+        let level = rw.enter(edit.levels[0][noteAt], &edit)
+        edit.levels[0][noteAt] = EditedField(key: edit.levels[0][noteAt].key, rawTag: ValueTag.record.rawValue, source: .level,
+                                             originalKey: edit.levels[0][noteAt].key, payload: level, start: 0, end: 0)
+        edit.levels[level].append(EditedField(key: key(rw, "deep"), rawTag: ValueTag.int.rawValue, source: .scalar,
+                                              originalKey: key(rw, "deep"), payload: 9, start: 0, end: 0))
+        try rw.replace(record: 1, with: edit, version: 2)
+        let derived = try rw.rebuiltReader(verify: true)
+        XCTAssertEqual(Array(derived.references(ofRecord: 0)), [])
+        XCTAssertEqual(Array(derived.references(ofRecord: 1)), [0, 2])
+        XCTAssertTrue(derived.hasForwardReferences, "Pane still names List")
+        let validated = try ArchiveReader(bytes: UnsafeRawBufferPointer(start: derived.archiveBytes.baseAddress, count: derived.byteCount))
+        XCTAssertNil(derived.indexDifference(validated))
+        XCTAssertEqual(ArchiveDocument(reader: derived), ArchiveDocument(reader: validated))
     }
 
     func testMisuseIsAStateFailure() throws {
