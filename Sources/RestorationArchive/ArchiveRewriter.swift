@@ -51,6 +51,11 @@ public struct EditedField {
         self.end = end
     }
 
+    /// Object references, arrays of them and nested records (which may hold either).
+    @inlinable public static func mayHoldReferences(_ rawTag: UInt8) -> Bool {
+        rawTag == ValueTag.object.rawValue || rawTag == ValueTag.objectArray.rawValue || rawTag == ValueTag.record.rawValue
+    }
+
     /// The archive field it stands for (source `.archive` only).
     @inlinable public var archiveField: ArchiveReader.Field {
         ArchiveReader.Field(key: originalKey, rawTag: rawTag, payload: payload, end: end)
@@ -65,6 +70,9 @@ public struct RecordEdit {
     /// Levels in use (the rest are spare, kept for their capacity).
     public var levelCount = 1
     public var values: [ArchiveValue] = []
+    /// Fields of the record's own level, as `begin` found them, that can
+    /// hold references (object, object array, nested record).
+    public var referenceFields = 0
 
     public init() {}
 
@@ -103,11 +111,17 @@ public final class ArchiveRewriter {
     @exclusivity(unchecked)
     #endif
     private var patches: [(record: Int, start: Int, end: Int, version: UInt32)] = []
-    /// The object references of each replaced record (same order as `patches`).
+    /// The object references of each replaced record (same order as
+    /// `patches`): a range of `patchRefBuffer`, or nil when they are the
+    /// original record's.
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var patchRefs: [[Int32]] = []
+    private var patchRefs: [Range<Int>?] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var patchRefBuffer: [Int32] = []
 
     public init(reader: ArchiveReader) {
         self.reader = reader
@@ -186,6 +200,9 @@ public final class ArchiveRewriter {
     public func begin(record r: Int, _ edit: inout RecordEdit) {
         edit.reset()
         appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
+        var n = 0
+        for f in edit.levels[0] where EditedField.mayHoldReferences(f.rawTag) { n += 1 }
+        edit.referenceFields = n
     }
 
     /// A value as the archive document would hold it (for reads during an edit).
@@ -248,9 +265,28 @@ public final class ArchiveRewriter {
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
-        var refs: [Int32] = []
-        if !reader.references(ofRecord: r).isEmpty { references(level: 0, edit, into: &refs) }
-        patchRefs.append(refs)
+        if reader.references(ofRecord: r).isEmpty || keepsReferences(edit) {
+            patchRefs.append(nil)                 // a migration cannot add references
+        } else {
+            let start = patchRefBuffer.count
+            references(level: 0, edit, into: &patchRefBuffer)
+            patchRefs.append(start..<patchRefBuffer.count)
+        }
+    }
+
+    /// True when the edit kept every field of the original record that can
+    /// hold references (object, object array, nested record), untouched and
+    /// in their order: its references are the original's.
+    private func keepsReferences(_ edit: RecordEdit) -> Bool {
+        var kept = 0, last = -1
+        for f in edit.levels[0] {
+            if f.source == .level { return false }        // an entered record: count them
+            guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { continue }
+            if f.start <= last { return false }
+            last = f.start
+            kept += 1
+        }
+        return kept == edit.referenceFields
     }
 
     private func append(level: Int, _ edit: RecordEdit, to out: inout [UInt8]) throws(WriteFailure) {
@@ -518,10 +554,11 @@ public final class ArchiveRewriter {
         var total = 0
         var next = 0
         for r in 0..<n {
-            if next < patches.count && patches[next].record == r {
-                total += patchRefs[next].count
+            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                total += range.count
                 next += 1
             } else {
+                if next < patches.count && patches[next].record == r { next += 1 }
                 total += Int(reader._refStart[r + 1] - reader._refStart[r])
             }
         }
@@ -534,10 +571,11 @@ public final class ArchiveRewriter {
         next = 0
         for r in 0..<n {
             refStart[r] = Int32(k)
-            if next < patches.count && patches[next].record == r {
-                for t in patchRefs[next] { refs[k] = t; k += 1 }
+            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
                 next += 1
             } else {
+                if next < patches.count && patches[next].record == r { next += 1 }
                 for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
             }
             for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
