@@ -2,7 +2,7 @@
 // replaced (v1.1 §4 migrations), everything else copied byte for byte.
 //
 // A migration edits one record: its fields are a list of `EditedField`s
-// whose values are still the archive's bytes (`.original`) until a step
+// whose values are still the archive's bytes (`.archive`) until a step
 // replaces them, so a record costs one small array, not a decoded tree.
 // Keys keep their indexes; a key the archive does not have yet is appended
 // to the key table, so every untouched field stays valid as it is. `encode`
@@ -10,8 +10,9 @@
 // kept), the info and the name table copied, the key table copied plus the
 // new keys, and every record's header written again (with its version)
 // followed by its fields — the replacement for an edited record, a copy for
-// any other. The result must then be validated like any archive
-// (`ArchiveReader(adopting:)`), which builds the reader's indexes.
+// any other. `rebuiltReader` derives the new reader's indexes from the
+// original reader's instead of validating the result again (it is valid by
+// construction; with `verify`, debug builds and tests check that).
 
 /// One value of a record being edited: a key (an index of the rewriter's
 /// key table) and where its value is. A plain value (no reference

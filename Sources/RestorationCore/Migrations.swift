@@ -16,8 +16,9 @@ import Musl
 // stay the archive's bytes until a step replaces them (`ArchiveRewriter`).
 // When some record was migrated, the archive is rebuilt — every other
 // record copied byte for byte, new keys appended to the key table — and
-// validated again, so the result satisfies every archive limit and the
-// rest of the restore reads it like any archive. A missing step, a failing
+// its reader derived from the original's (valid by construction: the
+// original was validated and every edit checked; debug builds validate it
+// again and compare), so the rest of the restore reads it like any archive. A missing step, a failing
 // step or a record newer than its class skips that record with its
 // descendants (SkipReason.noMigration / .migrationFailed / .tooNew).
 
