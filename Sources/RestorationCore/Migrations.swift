@@ -469,8 +469,13 @@ extension Engine {
         // The rebuilt archive's reader: its indexes derived from this one's
         // (valid by construction); debug builds also validate it from
         // scratch and compare every index.
+        #if DEBUG
+        let verify = true
+        #else
+        let verify = false
+        #endif
         do {
-            return (try rewriter.rebuiltReader(verify: _isDebugAssertConfiguration()), notes)
+            return (try rewriter.rebuiltReader(verify: verify), notes)
         } catch {
             switch error {
             case .limit(let m): throw RestorationFailure(.limit, "after migrations the archive exceeds a limit: \(m)")
