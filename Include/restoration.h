@@ -59,9 +59,9 @@ extern "C" {
 /** @name Versions */
 /**@{*/
 #define RST_VERSION_MAJOR 1          /**< library version; also rst_version() */
-#define RST_VERSION_MINOR 1
+#define RST_VERSION_MINOR 2
 #define RST_VERSION_PATCH 0
-#define RST_VERSION_STRING "1.1.0"
+#define RST_VERSION_STRING "1.2.0"
 /** Encodes a version as one comparable number: RST_VERSION_CHECK(1,0,0). */
 #define RST_VERSION_CHECK(major, minor, patch) (((major) * 1000000) + ((minor) * 1000) + (patch))
 #define RST_VERSION_NUMBER RST_VERSION_CHECK(RST_VERSION_MAJOR, RST_VERSION_MINOR, RST_VERSION_PATCH)
@@ -202,8 +202,30 @@ typedef struct rst_engine_options {
     /** Saves that carry unclaimed records (ABI v1.1 §5; see "Carried
      *  records" below): 0 none, UINT32_MAX always. */
     uint32_t    carry_saves;
+    /* Members below: version 3 (library 1.2); a struct of version 1 or 2 is
+       still accepted and they read as 0. */
+    /** Bytes an archive may take; 0: no budget. See "Size budgets". */
+    uint64_t    size_budget;
+    /** What a save over `size_budget` does: RST_BUDGET_WARN (0),
+     *  RST_BUDGET_TRIM (1) or RST_BUDGET_FAIL (2); other values:
+     *  RST_ERR_INVALID at create. */
+    uint32_t    budget_policy;
+    /** Gives the 32-byte key that seals RST_SENSITIVITY_ENCRYPTED values (see
+     *  "Sensitive values"): asked once per save that writes such a value and
+     *  once per restore that meets one. Return RST_OK after filling `key`;
+     *  anything else: no key (the values are left out, or cannot be opened).
+     *  The engine wipes its copy of the key after use. NULL: no key. */
+    rst_status (*encryption_key)(rst_engine *e, uint8_t key[32], void *ctx);
+    /** How long a claimed signal waits for rst_dispatch() to do its save
+     *  before the library re-raises it anyway (see "Signals"). 0: 1000 ms. */
+    uint32_t    signal_deadline_ms;
 } rst_engine_options;
-#define RST_ENGINE_OPTIONS_VERSION 2
+#define RST_ENGINE_OPTIONS_VERSION 3
+
+/** rst_engine_options.budget_policy. */
+#define RST_BUDGET_WARN 0u /**< save anyway; one WARNING names the largest subtrees */
+#define RST_BUDGET_TRIM 1u /**< leave out whole low-priority subtrees until it fits */
+#define RST_BUDGET_FAIL 2u /**< RST_ERR_LIMIT; the old archive stays */
 /** Initializes an ::rst_engine_options: the version, every other member
  *  zero (NULL), whatever members later versions append. In C this is a
  *  designated initializer, so `-Wextra` does not warn; C++ before C++20 gets
@@ -750,13 +772,13 @@ RST_API rst_status rst_start_autosave_thread(rst_engine *e);
  *  saves on its own dispatch path; the signal is re-raised when the last
  *  has finished. Works with autosave_delay_ms == 0. Calling it again adds
  *  signals (and re-arms spent ones). See the section comment for the choices.
- *  @param signals `count` signal numbers; NULL only with count 0.
+ *  @param signal_numbers `count` signal numbers; NULL only with count 0.
  *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path, NULL
  *          signals with count > 0, a signal that cannot be claimed);
  *          RST_ERR_STATE without a dispatcher (neither the autosave thread
  *          running nor rst_event_fd() handed out); RST_ERR_LIMIT past 64
  *          engines holding signals at once; RST_ERR_IO if sigaction fails. */
-RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signals, size_t count);
+RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signal_numbers, size_t count);
 /**@}*/
 
 /* ------------------------------------------------------------------------ */

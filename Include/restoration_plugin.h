@@ -172,7 +172,7 @@ typedef struct rst_host_api {
     rst_status  (*dispatch)(rst_engine *e);
     int64_t     (*next_timeout_ms)(rst_engine *e);
     rst_status  (*start_autosave_thread)(rst_engine *e);
-    rst_status  (*save_on_signals)(rst_engine *e, const int *signals, size_t count);
+    rst_status  (*save_on_signals)(rst_engine *e, const int *signal_numbers, size_t count);
     rst_restore_reason (*last_restore_reason)(rst_engine *e);
     rst_status  (*restore_generation)(rst_engine *e, uint32_t generation);
     const char *(*restore_reason_name)(rst_restore_reason r);

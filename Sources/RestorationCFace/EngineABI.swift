@@ -121,6 +121,13 @@ extension CFace {
                                           generations: v2.generations)
         config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // v1.1 §6 (EvolutionABI.swift)
         config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // v1.1 §5
+        switch optionsV3(o) {
+        case .success(let v3):
+            config.sizeBudget = v3.sizeBudget
+            config.budgetPolicy = Engine.BudgetPolicy(rawValue: v3.budgetPolicy) ?? .warn
+            config.signalDeadlineMs = v3.signalDeadlineMs == 0 ? 1000 : v3.signalDeadlineMs
+        case .failure(let f): return fail(f, in: "rst_engine_create")
+        }
         let e = Engine(configuration: config)
         let h = handle(e)
         let ctx = o.ctx

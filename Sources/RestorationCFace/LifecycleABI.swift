@@ -19,8 +19,30 @@ struct OptionsV2 {
 
 /// The size of `rst_engine_options` as a caller of `version` knows it.
 func optionsSize(version: UInt32) -> Int {
-    version >= 2 ? MemoryLayout<rst_engine_options>.size
-                 : MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.autosave_delay_ms)!
+    switch version {
+    case ...1: return MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.autosave_delay_ms)!
+    case 2: return MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.size_budget)!
+    default: return MemoryLayout<rst_engine_options>.size
+    }
+}
+
+/// The members of `rst_engine_options` version 3 adds (0 for older
+/// structs). `encryption_key` is a callback and is adapted where the
+/// others are (`createEngine`).
+struct OptionsV3 {
+    var sizeBudget: UInt64 = 0
+    var budgetPolicy: UInt32 = 0
+    var signalDeadlineMs: UInt32 = 0
+}
+
+/// Checks version 3's members of a copy holding only the caller's version's
+/// members.
+func optionsV3(_ o: rst_engine_options) -> Result<OptionsV3, RestorationFailure> {
+    guard o.version >= 3 else { return .success(OptionsV3()) }
+    guard o.budget_policy <= RST_BUDGET_FAIL else {
+        return .failure(RestorationFailure(.invalid, "opts->budget_policy is \(o.budget_policy); it must be RST_BUDGET_WARN (0), RST_BUDGET_TRIM (1) or RST_BUDGET_FAIL (2)"))
+    }
+    return .success(OptionsV3(sizeBudget: o.size_budget, budgetPolicy: o.budget_policy, signalDeadlineMs: o.signal_deadline_ms))
 }
 
 /// Checks version 2's members of a copy holding only the caller's version's
@@ -111,7 +133,7 @@ extension CFace {
     }
 
     public static func save_on_signals(_ e: OpaquePointer!, _ signals: UnsafePointer<Int32>!, _ count: Int) -> rst_status {
-        guard signals != nil || count == 0 else { return fail(.invalid, "rst_save_on_signals: signals is NULL") }
+        guard signals != nil || count == 0 else { return fail(.invalid, "rst_save_on_signals: signal_numbers is NULL") }
         let list = count == 0 ? [] : Array(UnsafeBufferPointer(start: signals, count: count))
         return withArchive(e, "rst_save_on_signals") { engine throws(RestorationFailure) in try engine.lifecycle.saveOnSignals(list) }
     }

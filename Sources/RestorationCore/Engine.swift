@@ -257,6 +257,20 @@ public final class Engine {
         /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
         /// 0: none, UInt32.max: always.
         public var carrySaves: UInt32 = 0
+
+        // Library 1.2 (set after init):
+        /// Bytes an archive may take; 0: no budget (docs/BUDGETS.md).
+        public var sizeBudget: UInt64 = 0
+        /// What a save over `sizeBudget` does.
+        public var budgetPolicy: BudgetPolicy = .warn
+        /// How long a claimed signal waits for a dispatch to save before the
+        /// signal is re-raised anyway (docs/LIFECYCLE.md, "Signals").
+        public var signalDeadlineMs: UInt32 = 1000
+    }
+
+    /// What a save over the size budget does (the C values are the raw values).
+    public enum BudgetPolicy: UInt32, Sendable {
+        case warn = 0, trim = 1, fail = 2
     }
 
     public let configuration: Configuration

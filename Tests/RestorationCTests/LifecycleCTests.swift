@@ -14,7 +14,7 @@ final class LifecycleCTests: XCTestCase {
     /// Version 2 options: a version 1 struct (exactly as long as version 1)
     /// is accepted and nothing past `log` is read; init per version; limits
     /// (generations > 16, max below delay, no archive_path; carry_saves accepted);
-    /// 1.1.0; reason names; NULL arguments.
+    /// 1.2.0; reason names; NULL arguments.
     func testOptionsVersion2() throws { try run("lifecycle", "options") }
 
     /// Dirty from a mark until a save that began after it succeeds; flush;

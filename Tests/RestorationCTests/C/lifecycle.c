@@ -75,7 +75,7 @@ static int64_t saved_n(const char *archive) {
 static int test_options(const char *dir) {
     char *path = xasprintf("%s/o.rst", dir);
     rst_engine *e = NULL;
-    CHECK_EQ(RST_ENGINE_OPTIONS_VERSION, 2);
+    CHECK_EQ(RST_ENGINE_OPTIONS_VERSION, 3);
     /* A version 1 struct, exactly as long as version 1 was: nothing past log is read. */
     size_t v1 = offsetof(rst_engine_options, autosave_delay_ms);
     CHECK(v1 < sizeof(rst_engine_options));
@@ -99,10 +99,31 @@ static int test_options(const char *dir) {
     CHECK_EQ(o.autosave_delay_ms, 0xABABABABu);
     CHECK_OK(rst_engine_options_init(&o, 2));
     CHECK(o.autosave_delay_ms == 0 && o.autosave_max_delay_ms == 0 && o.generations == 0 && o.carry_saves == 0);
-    CHECK_ERR(rst_engine_options_init(&o, 3), RST_ERR_VERSION, "version 3");
+    /* Version 2 clears nothing of version 3's members. */
+    CHECK_EQ(o.budget_policy, 0xABABABABu);
+    CHECK_OK(rst_engine_options_init(&o, 3));
+    CHECK(o.size_budget == 0 && o.budget_policy == 0 && o.encryption_key == NULL && o.signal_deadline_ms == 0);
+    CHECK_ERR(rst_engine_options_init(&o, 4), RST_ERR_VERSION, "version 4");
+    /* A version 2 struct, exactly as long as version 2 was: nothing past carry_saves is read. */
+    size_t v2 = offsetof(rst_engine_options, size_budget);
+    rst_engine_options *o2 = malloc(v2);
+    memset(o2, 0, v2);
+    o2->version = 2;
+    o2->archive_path = path;
+    CHECK_OK(rst_engine_create(o2, &e));
+    rst_engine_destroy(e);
+    free(o2);
     /* The initializer fills the new members with 0. */
     rst_engine_options init = RST_ENGINE_OPTIONS_INIT;
-    CHECK(init.version == 2 && init.generations == 0 && init.autosave_delay_ms == 0);
+    CHECK(init.version == 3 && init.generations == 0 && init.autosave_delay_ms == 0 && init.size_budget == 0);
+    init.archive_path = path;
+    init.budget_policy = 3;
+    CHECK_ERR(rst_engine_create(&init, &e), RST_ERR_INVALID, "budget_policy");
+    init.budget_policy = RST_BUDGET_TRIM;
+    CHECK_OK(rst_engine_create(&init, &e));
+    rst_engine_destroy(e);
+    init.budget_policy = 0;
+    init.archive_path = NULL;
     /* Limits. */
     init.archive_path = path;
     init.generations = 17;
@@ -123,8 +144,8 @@ static int test_options(const char *dir) {
     init.autosave_delay_ms = 0;
     init.generations = 2;
     CHECK_ERR(rst_engine_create(&init, &e), RST_ERR_INVALID, "archive_path");
-    /* The version is 1.1.0 and the names are the enumerators'. */
-    CHECK_STR(rst_version(), "1.1.0");
+    /* The version is 1.2.0 and the names are the enumerators'. */
+    CHECK_STR(rst_version(), "1.2.0");
     CHECK_EQ(RST_VERSION_MINOR, 1);
     CHECK_STR(rst_restore_reason_name(RST_REASON_RECOVER), "RST_REASON_RECOVER");
     CHECK_STR(rst_restore_reason_name(RST_REASON_FIRST_LAUNCH), "RST_REASON_FIRST_LAUNCH");
