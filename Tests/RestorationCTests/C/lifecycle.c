@@ -146,7 +146,7 @@ static int test_options(const char *dir) {
     CHECK_ERR(rst_engine_create(&init, &e), RST_ERR_INVALID, "archive_path");
     /* The version is 1.2.0 and the names are the enumerators'. */
     CHECK_STR(rst_version(), "1.2.0");
-    CHECK_EQ(RST_VERSION_MINOR, 1);
+    CHECK_EQ(RST_VERSION_MINOR, 2);
     CHECK_STR(rst_restore_reason_name(RST_REASON_RECOVER), "RST_REASON_RECOVER");
     CHECK_STR(rst_restore_reason_name(RST_REASON_FIRST_LAUNCH), "RST_REASON_FIRST_LAUNCH");
     CHECK_STR(rst_restore_reason_name(RST_REASON_RELAUNCH), "RST_REASON_RELAUNCH");
