@@ -821,8 +821,13 @@ typedef enum rst_restore_reason {
     RST_REASON_RELAUNCH     = 1, /**< the previous session ended cleanly */
     RST_REASON_RECOVER      = 2, /**< the previous session died: the archive is its last save */
     RST_REASON_BUFFER       = 3, /**< rst_restore_from_buffer() */
-    RST_REASON_FALLBACK     = 4  /**< the current archive was missing or invalid
+    RST_REASON_FALLBACK     = 4, /**< the current archive was missing or invalid
                                       (or rst_restore_generation() asked): an older generation */
+    RST_REASON_RESET        = 5  /**< @since 1.2: an archive or a generation existed but
+                                      none could be restored; every invalid file was set
+                                      aside intact, and the restore returns the current
+                                      archive's failure (RST_ERR_NOT_FOUND when only
+                                      generations existed) */
 } rst_restore_reason;
 
 /** The reason of the engine's last restore: set when the restore has
@@ -865,7 +870,11 @@ typedef enum rst_skip_reason {
      *  `decode` reported failure with rst_coder_fail() (a Swift
      *  `decodeRestorableState` that threw): it keeps what it decoded, gets
      *  no `finished` and is not counted as restored, so it is listed here. */
-    RST_SKIP_DECODE_FAILED    = 11
+    RST_SKIP_DECODE_FAILED    = 11,
+    /** @since 1.2: left out of the last save by RST_BUDGET_TRIM (the top
+     *  path of a trimmed subtree; its descendants were not saved and are not
+     *  listed). The detail names the budget. */
+    RST_SKIP_TRIMMED          = 12
 } rst_skip_reason;
 
 /** One skipped record (rst_last_restore_skips()). Every string lives in the
@@ -1108,6 +1117,160 @@ RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t)
 #define RST_ENGINE_NO_QUARANTINE  (1u << 1) /**< keep 1.0's crash-loop behaviour (options v2) */
 #define RST_ENGINE_QUARANTINE     (1u << 2) /**< this library's addition: quarantine with a
                                                  version-1 options struct */
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Saving: a listener (@since 1.2)
+ * Called after every attempt to save this engine's state to its store or
+ * archive path — rst_save(), rst_flush() when it saves, an autosave, a save
+ * on a signal — with the status of that attempt. Not after buffer saves
+ * (rst_save_to_buffer) or exports (rst_export), nor when rst_flush() finds
+ * nothing to save. Runs on the thread that saved, with no lock of the
+ * engine held: it may call rst_mark_dirty(), rst_is_dirty() and
+ * rst_last_save_sizes(). During a save on a signal it runs inside
+ * rst_dispatch(), not in the signal handler. */
+/**@{*/
+#define RST_SAVE_CALL   0u  /**< rst_save(), rst_flush() */
+#define RST_SAVE_AUTO   1u  /**< autosave (rst_dispatch(), the autosave thread) */
+#define RST_SAVE_SIGNAL 2u  /**< the save of a signal claimed by rst_save_on_signals() */
+typedef void (*rst_save_listener)(rst_engine *e, rst_status status,
+                                  uint32_t trigger, void *ctx);
+/** Sets (or with NULL removes) the engine's save listener; one per engine,
+ *  a second call replaces the first.
+ *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
+RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, void *ctx);
+/** Marks this engine's session as ended cleanly, so the next restore of its
+ *  archive reports RST_REASON_RELAUNCH instead of RECOVER. For a host whose
+ *  own signal handler ends the process (a curses program that must restore
+ *  the terminal): call it from that handler before `_exit()`/`exit()`.
+ *  Async-signal-safe (one store to a mapping the engine prepared, or a
+ *  flag; no lock, no allocation). NULL or an engine without a store or
+ *  archive path: nothing. The engine also closes the session itself at
+ *  rst_engine_destroy() and when it re-raises a claimed signal into the
+ *  default disposition after its save. */
+RST_API void rst_close_session(rst_engine *e);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name File names: OS strings (@since 1.2)
+ * Linux file names and paths are bytes, not always UTF-8. An *OS string* is
+ * any bytes but NUL, stored losslessly with its own type
+ * (RST_TYPE_OS_STRING). `restorectl` shows it as text when it is valid UTF-8
+ * and escapes the other bytes (`caf\xe9`; a backslash as `\\`);
+ * `restorectl save --from` reads that form back to the same bytes. */
+/**@{*/
+/** Encodes `v` (NUL-terminated, any bytes) as an OS string.
+ *  @return as rst_encode_string(), but any bytes are accepted; NULL `v`:
+ *          RST_ERR_INVALID. */
+RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const char *v);
+/** Decodes an OS string or a string. `*out` (NUL-terminated) lives like a
+ *  decoded string: until the callback returns.
+ *  @return RST_OK, RST_ERR_NOT_FOUND, RST_ERR_TYPE (another type). Note:
+ *          rst_decode_string() of an OS string gives RST_ERR_TYPE unless it
+ *          is valid UTF-8; rst_decode_bytes() reads its raw bytes. */
+RST_API rst_status rst_decode_os_string(rst_coder *c, const char *key, const char **out);
+/** Copies a string or OS string into the caller's buffer, with its NUL.
+ *  @param[out] len its length without the NUL (may be NULL); 0 when the
+ *         key is missing or of another type.
+ *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE; RST_ERR_LIMIT when it
+ *          does not fit in `cap` bytes (then `buf[0]` is NUL; nothing is
+ *          written when `cap` is 0); RST_ERR_INVALID for a NULL `buf` with
+ *          `cap` > 0. */
+RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
+                                          char *buf, size_t cap, size_t *len);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Size budgets (@since 1.2)
+ * Every save (to the store or archive path, or to a buffer with
+ * rst_save_to_buffer(); not rst_export()) measures each record: its own
+ * bytes in the archive and its subtree's (own plus every descendant's). The
+ * roots' subtree bytes plus the header and the shared tables are the
+ * archive's size, exactly. With `size_budget` (options version 3) a save
+ * over budget does what `budget_policy` says: RST_BUDGET_WARN saves and logs
+ * one WARNING naming the budget, the size and the three largest subtrees of
+ * non-root records; RST_BUDGET_FAIL fails with RST_ERR_LIMIT, the old
+ * archive intact, with the same facts in the sentence; RST_BUDGET_TRIM
+ * leaves out whole subtrees of non-root records — lowest priority first
+ * (a subtree's priority is its top record's object priority), the largest
+ * first among equals — until the archive fits, and fails as FAIL if only
+ * roots are left. The archive lists the top path of each trimmed subtree;
+ * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
+ * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md. */
+/**@{*/
+/** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
+ *  trimmed first).
+ *  @return RST_OK; RST_ERR_INVALID for a NULL object. */
+RST_API rst_status rst_set_object_priority(rst_object *o, int32_t priority);
+/** One record of the last save (rst_last_save_sizes()). */
+typedef struct rst_size_entry {
+    const char *path;           /**< "Tabs/Nav/List" */
+    const char *class_name;     /**< "" when none */
+    uint64_t    own_bytes;      /**< the record's own bytes in the archive */
+    uint64_t    subtree_bytes;  /**< own_bytes plus every descendant's */
+    uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
+} rst_size_entry;
+/** Every record the last successful or budget-failed save considered, in
+ *  archive order, trimmed ones included (with `trimmed = 1`).
+ *  @param[out] out one block (the strings inside it), freed with one
+ *         rst_free(); NULL with `*count = 0` before any save.
+ *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
+RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size_t *count);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Sensitive values (@since 1.2)
+ * An app says once which values must not reach the disk as they are:
+ * RST_SENSITIVITY_SECRET values are never written (not to a store, file,
+ * buffer, generation, carried record or export; a decode of them gives
+ * RST_ERR_NOT_FOUND); RST_SENSITIVITY_ENCRYPTED values are written sealed
+ * (XChaCha20-Poly1305, libsodium) under the 32-byte key the options'
+ * `encryption_key` gives, with the record path, class and key as associated
+ * data, so a sealed value cannot be moved to another record; a value that
+ * cannot be opened (no key, wrong key, tampered, moved) decodes as
+ * RST_ERR_NOT_FOUND and the restore goes on, with one WARNING per restore
+ * counting them. Without a key at save an ENCRYPTED value is not written
+ * (as SECRET), with one WARNING per save. RST_SENSITIVITY_LOCAL values are
+ * written, and left out of portable exports (rst_export()). See
+ * docs/SECURITY.md for what this protects against and what it does not. */
+/**@{*/
+typedef enum rst_sensitivity {
+    RST_SENSITIVITY_NORMAL    = 0,
+    RST_SENSITIVITY_SECRET    = 1, /**< never written: not to a store, file or buffer */
+    RST_SENSITIVITY_ENCRYPTED = 2, /**< written sealed with the host's key */
+    RST_SENSITIVITY_LOCAL     = 3  /**< written, left out of portable exports */
+} rst_sensitivity;
+/** The app's policy: every value under `key` in records of `class_name`
+ *  (NULL: every class), at any depth of their nested records, whoever
+ *  encodes it (host, plugin, Swift). A later call for the same class and
+ *  key replaces the earlier; RST_SENSITIVITY_NORMAL removes it.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or key, unknown `s`);
+ *          RST_ERR_LIMIT (over-long key or class name). */
+RST_API rst_status rst_set_key_sensitivity(rst_engine *e, const char *class_name,
+                                           const char *key, rst_sensitivity s);
+/** Inside an encode callback, before `key` is encoded in this record:
+ *  sets its sensitivity for this record only; wins over the policy.
+ *  @return RST_OK; RST_ERR_STATE after `key` was encoded, or outside an
+ *          encode; RST_ERR_INVALID (NULL key, unknown `s`). */
+RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
+                                             rst_sensitivity s);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Portable exports (@since 1.2) */
+/**@{*/
+#define RST_EXPORT_PORTABLE 1u /**< leave out LOCAL and ENCRYPTED values */
+/** Writes the engine's state to a new buffer as rst_save_to_buffer() does,
+ *  but it is not a save: no carry count, no listener, no kill point, no
+ *  budget, no WARNING about the values it leaves out. With
+ *  RST_EXPORT_PORTABLE, LOCAL and ENCRYPTED values are left out (they belong
+ *  to this machine or its key), so the buffer can be restored on another
+ *  machine with rst_restore_from_buffer(). `restorectl export --portable IN
+ *  OUT` does the same for a file.
+ *  @param flags 0 or RST_EXPORT_PORTABLE; others: RST_ERR_INVALID.
+ *  @param[out] buf freed with rst_free(); @param[out] len its length.
+ *  @return as rst_save_to_buffer(). */
+RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
 /**@}*/
 
 #ifdef __cplusplus

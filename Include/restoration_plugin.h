@@ -83,7 +83,7 @@ extern "C" {
  *  1 (plugins built against the 1.0 header: the seven v1 members only) and
  *  2; any other version rejects the plugin. */
 #define RST_PLUGIN_ABI_VERSION 2
-#define RST_HOST_API_VERSION   2
+#define RST_HOST_API_VERSION   3
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define RST_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -189,6 +189,18 @@ typedef struct rst_host_api {
     rst_status  (*coder_rename)(rst_coder *c, const char *from_key, const char *to_key);
     rst_status  (*extend_restoration)(rst_engine *e, uint32_t deadline_ms, rst_restore_token **out);
     rst_status  (*complete_restoration)(rst_engine *e, rst_restore_token *t);
+    /* Members below: table_version 3 (library 1.2); check with RST_HOST_API_HAS. */
+    rst_status  (*encode_os_string)(rst_coder *c, const char *key, const char *v);
+    rst_status  (*decode_os_string)(rst_coder *c, const char *key, const char **out);
+    rst_status  (*decode_string_copy)(rst_coder *c, const char *key, char *buf, size_t cap, size_t *len);
+    rst_status  (*coder_set_sensitivity)(rst_coder *c, const char *key, rst_sensitivity s);
+    rst_status  (*set_key_sensitivity)(rst_engine *e, const char *class_name, const char *key,
+                                       rst_sensitivity s);
+    rst_status  (*set_object_priority)(rst_object *o, int32_t priority);
+    rst_status  (*last_save_sizes)(rst_engine *e, rst_size_entry **out, size_t *count);
+    rst_status  (*export_state)(rst_engine *e, uint32_t flags, void **buf, size_t *len);
+    rst_status  (*set_save_listener)(rst_engine *e, rst_save_listener fn, void *ctx);
+    void        (*close_session)(rst_engine *e);
 } rst_host_api;
 
 /** True when `api` has member `member` (it was built with it). */
