@@ -169,6 +169,6 @@ extension SkipLedger {
         var e = entries.filter { Int($0.record) != record }
         e.append((Int32(record), reason, detail))
         e.sort { $0.record < $1.record }
-        return SkipLedger(reader: reader ?? other, entries: e)
+        return SkipLedger(reader: reader ?? other, entries: e, trimmed: trimmed)
     }
 }
