@@ -391,3 +391,15 @@ public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _
 public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
     CFace.complete_restoration(e, t)
 }
+
+// MARK: Library 1.2: size budgets
+
+@c @implementation
+public func rst_set_object_priority(_ o: OpaquePointer!, _ priority: Int32) -> rst_status {
+    CFace.set_object_priority(o, priority)
+}
+
+@c @implementation
+public func rst_last_save_sizes(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_size_entry>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.last_save_sizes(e, out, count)
+}
