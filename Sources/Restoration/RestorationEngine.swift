@@ -222,6 +222,12 @@ public final class RestorationEngine: @unchecked Sendable {
         /// Older good archives kept (`<archive>.1` … `.K`), 0…16.
         /// The corresponding C member is `generations`.
         public var generations: Int = 0
+        /// Bytes an archive may take; 0: no budget. See docs/BUDGETS.md.
+        /// The corresponding C member is `size_budget`.
+        public var sizeBudget: UInt64 = 0
+        /// What a save over ``sizeBudget`` does. The corresponding C member
+        /// is `budget_policy`.
+        public var budgetPolicy: BudgetPolicy = .warn
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
@@ -321,6 +327,8 @@ public final class RestorationEngine: @unchecked Sendable {
                                           generations: options.generations)
         config.quarantine = options.crashQuarantine
         config.carrySaves = options.carrySaves
+        config.sizeBudget = options.sizeBudget
+        config.budgetPolicy = Engine.BudgetPolicy(rawValue: options.budgetPolicy.rawValue) ?? .warn
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
