@@ -1196,7 +1196,23 @@ RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
  * first among equals — until the archive fits, and fails as FAIL if only
  * roots are left. The archive lists the top path of each trimmed subtree;
  * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
- * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md. */
+ * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md.
+ *
+ * Choices this library makes where the contract is silent:
+ *  - The budget counts the whole archive (header, tables and checksum
+ *    included). Keys and names are shared and belong to no record.
+ *  - WARN logs its WARNING at every save that is over budget.
+ *  - TRIM writes the archive again without the chosen subtrees: the encode
+ *    callbacks of the objects that stay are called a second time.
+ *  - References to a trimmed object are dropped: rst_encode_object() of it
+ *    writes nothing (RST_TYPE_NONE at restore) and an object array leaves
+ *    the element out. Carried records under a trimmed object go with it.
+ *  - The list of trimmed paths is a value in the first root record (a
+ *    type 1.1 readers skip, so they read a trimmed archive); its bytes are
+ *    part of that record's own bytes.
+ *  - At the next restore the trimmed tops come after the archive's own
+ *    skips in rst_last_restore_skips(), and the report's `skipped` counts
+ *    them (`archived` does not: they are not in the archive). */
 /**@{*/
 /** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
  *  trimmed first).
@@ -1211,7 +1227,12 @@ typedef struct rst_size_entry {
     uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
 } rst_size_entry;
 /** Every record the last successful or budget-failed save considered, in
- *  archive order, trimmed ones included (with `trimmed = 1`).
+ *  archive order, trimmed ones included (with `trimmed = 1` and the sizes
+ *  they would have taken). A save that failed before its archive was
+ *  complete for another reason (an encode error, should_save) leaves the
+ *  previous list; one that failed writing the file lists the archive it
+ *  could not write. The buffer saves of rst_save_to_buffer() count;
+ *  rst_export() does not. Safe to call from a save listener.
  *  @param[out] out one block (the strings inside it), freed with one
  *         rst_free(); NULL with `*count = 0` before any save.
  *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
