@@ -285,6 +285,14 @@ extension Engine {
         }
     }
 
+    /// Whether an entry of record 0 is a list of trimmed subtrees (left out
+    /// when the record is carried: the list belongs to the archive it came from).
+    static func isTrimmedList(_ e: ArchiveEntry) -> Bool {
+        guard case .unknown(let tag, let payload) = e.value, tag == TrimmedList.rawTag,
+              e.key.hasPrefix(TrimmedList.key) else { return false }
+        return payload.withUnsafeBytes { TrimmedList(payload: $0) } != nil
+    }
+
     /// Writes the list of trimmed subtrees into the open record 0 (its own
     /// level), under the first free key "rst.trimmed", "rst.trimmed.2", ...
     static func writeTrimmedList(_ list: TrimmedList, _ w: inout ArchiveWriter) throws(WriteFailure) {

@@ -1123,7 +1123,7 @@ public final class Engine {
         let order = decode(run)
         lastReport = report(run, decoded: order.count)
         lastSkips = run.explain()
-        let trimmed = Engine.trimmedSkips(migrated)   // size budgets: subtrees the save left out
+        let trimmed = Engine.trimmedSkips(reader)   // size budgets: subtrees the save left out (as saved, before migrations)
         if !trimmed.isEmpty {
             lastSkips = SkipLedger(reader: migrated, entries: lastSkips.entries, trimmed: trimmed)
             lastReport?.skipped += UInt64(trimmed.count)

@@ -533,7 +533,7 @@ final class EngineContestant: Contestant {
                 for i in 0..<graph.count { offsets.append(UInt32(truncatingIfNeeded: i &* 40)) }
                 size = (try? w.archiveSize(info: info)) ?? 0
             }
-            if size == 0 { problem = "archiveSize failed" }
+            if size == 0 || offsets.count != graph.count { problem = "archiveSize failed" }
             if run > 0 {
                 saves.append(t * 1000)
                 attributions.append(a * 1000)

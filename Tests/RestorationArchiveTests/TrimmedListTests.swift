@@ -6,6 +6,13 @@ import XCTest
 final class TrimmedListTests: XCTestCase {
     private func parse(_ b: [UInt8]) -> TrimmedList? { b.withUnsafeBytes { TrimmedList(payload: $0) } }
 
+    /// Tag 13 must stay a future tag for readers (1.1 ones skip it): a new
+    /// value type must take another.
+    func testTagIsAFutureTag() {
+        XCTAssertEqual(PayloadShape.of(rawTag: TrimmedList.rawTag), .future)
+        XCTAssertNil(ValueTag(rawValue: TrimmedList.rawTag))
+    }
+
     func testRoundTripAndByteLayout() {
         let l = TrimmedList(budget: 300, entries: [.init(path: "A/B", className: "Row"), .init(path: "C/D", className: "")])
         let p = l.payload()

@@ -34,4 +34,8 @@ final class BudgetsCTests: XCTestCase {
 
     /// TRIM that cannot fit with only the roots left: as FAIL.
     func testTrimThatCannotFitFails() throws { try run("trimfail") }
+
+    /// A trimmed archive's first record, carried by a build that cannot
+    /// restore it, does not carry the old list of trimmed paths along.
+    func testCarriedRecordDropsTheOldList() throws { try run("carry") }
 }
