@@ -93,4 +93,17 @@ final class RestorectlDuTests: XCTestCase {
         let help = try expect(0, ["du", "--help"])
         XCTAssertTrue(help.stdout.contains("--by"), help.stdout)
     }
+
+    /// `why` on a trimmed path (or below one) explains it instead of "not found".
+    func testWhyExplainsATrimmedPath() throws {
+        let dir = TempDir("du-why")
+        let a = dir.file("a.rst")
+        Archives.write(try Self.archive(), to: a)
+        let r = try expect(0, ["why", a, "App/Gone"])
+        XCTAssertTrue(r.stdout.contains("RST_SKIP_TRIMMED"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("size budget of 4000 bytes"), r.stdout)
+        let below = try expect(0, ["why", a, "App/Gone/Deep"])
+        XCTAssertTrue(below.stdout.contains("ancestor 'App/Gone'"), below.stdout)
+        try expect(3, ["why", a, "Nope"])
+    }
 }
