@@ -65,7 +65,9 @@ struct WrittenRecords {
 
     func parents() -> [Int] { (0..<count).map { writer.recordHeader($0).parent ?? -1 } }
 
-    func sizes() -> RecordSizes { RecordSizes(own: own(), parents: parents(), total: UInt64(total)) }
+    func sizes(parents: [Int]? = nil) -> RecordSizes {
+        RecordSizes(own: own(), parents: parents ?? self.parents(), total: UInt64(total))
+    }
 
     /// Path and class of every record (parents come first).
     func names() -> (paths: [String], classes: [String]) {
@@ -129,8 +131,8 @@ final class Budget {
                liveCount: Int, priority: (Int) -> Int32) -> BudgetVerdict {
         guard budget > 0, UInt64(size) > budget else { return .fits }
         let written = WrittenRecords(writer, total: size)
-        let sizes = written.sizes()
         let parents = written.parents()
+        let sizes = written.sizes(parents: parents)
         let largest = Budget.largest(sizes, parents, written)
         switch policy {
         case .warn:
