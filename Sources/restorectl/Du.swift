@@ -31,9 +31,10 @@ struct Du: ParsableCommand {
             JSON (--json), stable: {"archive", "bytes", "overhead_bytes", \
             "records", "budget" (null without trimmed subtrees), "trimmed": \
             [{"path", "class"}], then either "tree": [{"path", "identifier", \
-            "class" (null when none), "own_bytes", "subtree_bytes", "percent", \
-            "children": [...]}] (largest first; "children" is empty past \
-            --depth), or with --by class "classes": [{"class", "plugin" (null \
+            "parent" (its path; null for a root), "depth", "class" (null when \
+            none), "own_bytes", "subtree_bytes", "percent"}] — a flat list in \
+            the order of the text (depth first, children largest first, down to \
+            --depth) — or with --by class "classes": [{"class", "plugin" (null \
             when none), "records", "own_bytes", "percent"}] and "plugins": \
             [{"plugin", "records", "own_bytes", "percent"}]}. "percent" is of \
             "bytes", with one decimal.
@@ -158,30 +159,34 @@ struct Du: ParsableCommand {
             return
         }
 
+        // The display order: depth first, children largest first. Iterative
+        // (and the JSON flat): archives may be 65,536 levels deep.
         let maxDepth = depth ?? Int.max
-        func node(_ r: Int, _ d: Int) -> JSON {
-            .object([("path", .string(paths[r])), ("identifier", .string(reader.name(reader.identifier(ofRecord: r)))),
-                     ("class", className(r).map { .string($0) } ?? .null),
-                     ("own_bytes", .number(String(sizes.own[r]))), ("subtree_bytes", .number(String(sizes.subtree[r]))),
-                     ("percent", .number(percent(sizes.subtree[r]))),
-                     ("children", .array(d < maxDepth ? largestFirst(children[r]).map { node($0, d + 1) } : []))])
+        var shown: [(record: Int, depth: Int)] = []
+        var stack: [(Int, Int)] = largestFirst(roots).reversed().map { ($0, 0) }
+        while let (r, d) = stack.popLast() {
+            shown.append((r, d))
+            if d < maxDepth { stack += largestFirst(children[r]).reversed().map { ($0, d + 1) } }
         }
         if json {
             out.write(JSONWriter.write(.object(Du.common(a, sizes, n, trimmed, trimmedJSON) + [
-                ("tree", .array(largestFirst(roots).map { node($0, 0) })),
+                ("tree", .array(shown.map { (r, d) in
+                    .object([("path", .string(paths[r])), ("identifier", .string(reader.name(reader.identifier(ofRecord: r)))),
+                             ("parent", reader.parent(ofRecord: r).map { .string(paths[$0]) } ?? .null),
+                             ("depth", .int(Int64(d))), ("class", className(r).map { .string($0) } ?? .null),
+                             ("own_bytes", .number(String(sizes.own[r]))), ("subtree_bytes", .number(String(sizes.subtree[r]))),
+                             ("percent", .number(percent(sizes.subtree[r])))])
+                })),
             ])))
             out.line()
         } else {
             out.line(header)
             out.line()
             out.line(Du.row("SIZE", "%", "OWN", "PATH"))
-            // Iterative: archives may be 65,536 levels deep.
-            var stack: [(Int, Int)] = largestFirst(roots).reversed().map { ($0, 0) }
-            while let (r, d) = stack.popLast() {
+            for (r, d) in shown {
                 var name = String(repeating: "  ", count: min(d, 40)) + Text.escaped(paths[r])
                 if let c = className(r) { name += "  (\(Text.escaped(c)))" }
                 out.line(Du.row(Du.human(sizes.subtree[r]), percent(sizes.subtree[r]) + "%", Du.human(sizes.own[r]), name))
-                if d < maxDepth { stack += largestFirst(children[r]).reversed().map { ($0, d + 1) } }
             }
             Du.printTrimmed(trimmed, &out)
         }

@@ -61,14 +61,18 @@ final class RestorectlDuTests: XCTestCase {
         let trimmed = try XCTUnwrap(j["trimmed"] as? [[String: Any]])
         XCTAssertEqual(trimmed.first?["path"] as? String, "App/Gone")
         let tree = try XCTUnwrap(j["tree"] as? [[String: Any]])
-        XCTAssertEqual(tree.map { $0["path"] as? String }, ["App", "Other"])
-        let rootSum = tree.reduce(0) { $0 + ($1["subtree_bytes"] as! Int) }
+        XCTAssertEqual(tree.map { $0["path"] as? String }, ["App", "App/Big", "App/Big/Kid", "App/Small", "Other"])
+        XCTAssertEqual(tree.map { $0["depth"] as? Int }, [0, 1, 2, 1, 0])
+        XCTAssertEqual(tree[1]["parent"] as? String, "App")
+        XCTAssertTrue(tree[0]["parent"] is NSNull)
+        let roots = tree.filter { $0["parent"] is NSNull }
+        let rootSum = roots.reduce(0) { $0 + ($1["subtree_bytes"] as! Int) }
         XCTAssertEqual(rootSum + (j["overhead_bytes"] as! Int), bytes.count)
-        let kids = try XCTUnwrap(tree[0]["children"] as? [[String: Any]])
-        XCTAssertEqual(kids.map { $0["identifier"] as? String }, ["Big", "Small"])
-        XCTAssertEqual(kids[0]["subtree_bytes"] as? Int, (kids[0]["own_bytes"] as! Int)
-                       + ((kids[0]["children"] as! [[String: Any]])[0]["own_bytes"] as! Int))
-        XCTAssertNil(tree[1]["class"] as? String)
+        XCTAssertEqual(tree[1]["subtree_bytes"] as? Int, (tree[1]["own_bytes"] as! Int) + (tree[2]["own_bytes"] as! Int))
+        XCTAssertTrue(tree[4]["class"] is NSNull)
+        let shallow = try expect(0, ["du", "--json", "--depth", "0", a])
+        let sj = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(shallow.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((sj["tree"] as? [[String: Any]])?.count, 2)
     }
 
     func testByClass() throws {
