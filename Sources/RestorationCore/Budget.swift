@@ -119,9 +119,9 @@ enum BudgetVerdict {
 final class Budget {
     /// The last successful or budget-failed save.
     private var last: WrittenRecords?
-    /// Records of the last save that TRIM left out, each with the index of
-    /// the written record it comes before (archive order of the full save).
-    private var trimmed: [(before: Int, entry: SaveSizeEntry)] = []
+    /// A TRIM save's first pass (every record) and what it left out; read
+    /// only when asked, so a deep tree costs nothing more at the save.
+    private var firstPass: (records: WrittenRecords, cut: [Bool])?
 
     /// Judges a written archive of `size` bytes against the configuration.
     /// `priority(i)` is record i's object priority (live records: i <
@@ -172,24 +172,52 @@ final class Budget {
             if sa != sb { return sa > sb }
             return candidates[a] < candidates[b]
         }
+        // Each path's length in bytes, without building the paths (a tree
+        // may be 65,536 levels deep).
+        var entryBytes = [Int](repeating: 0, count: live)
+        for r in 0..<live {
+            let h = writer.recordHeader(r)
+            let id = writer.nameString(h.identifier).utf8.count
+            let parentPath = parents[r] >= 0 ? entryBytes[parents[r]] : 0
+            entryBytes[r] = parentPath + (parents[r] >= 0 ? 1 : 0) + id
+        }
         // The list's own cost, counted generously: its key in the key table,
-        // the value's header and lengths, record 0's longer length.
-        var predicted = UInt64(size) + 48
+        // the value's header and lengths, record 0's longer length; then
+        // each listed top. A top inside a subtree trimmed later leaves the list.
+        var removedBytes: UInt64 = 0
+        var listBytes: UInt64 = 48
+        var predicted = UInt64(size) + listBytes
         var cut = [Bool](repeating: false, count: n)
+        var isTop = [Bool](repeating: false, count: live)
+        var topCost = [UInt64](repeating: 0, count: live)
         var chosen: [Int] = []
         for k in order {
             if predicted <= budget { break }
             let r = candidates[k]
             if cut[r] { continue }
-            var removed: UInt64 = 0
-            for j in r..<(r + 1 + liveDesc[r]) where !cut[j] {
-                cut[j] = true
-                removed &+= sizes.own[j] &+ carriedUnder[j]
+            let end = r + 1 + liveDesc[r]
+            var j = r
+            while j < end {
+                if isTop[j] {
+                    // Already out with its subtree: only its list entry goes.
+                    isTop[j] = false
+                    listBytes -= topCost[j]
+                    j += 1 + liveDesc[j]
+                    continue
+                }
+                if !cut[j] {
+                    cut[j] = true
+                    removedBytes &+= sizes.own[j] &+ carriedUnder[j]
+                }
+                j += 1
             }
-            let d = written.describe(r)
-            predicted = predicted - min(predicted, removed)
-                + UInt64(d.path.utf8.count + d.className.utf8.count + 20)
+            let cls = writer.recordHeader(r).className.map { writer.nameString($0).utf8.count } ?? 0
+            isTop[r] = true
+            topCost[r] = UInt64(entryBytes[r] + cls + 20)
+            listBytes += topCost[r]
             chosen.append(r)
+            let gross = UInt64(size) + listBytes
+            predicted = gross > removedBytes ? gross - removedBytes : 0
         }
         if predicted > budget {
             let roots = parents.enumerated().reduce(UInt64(0)) { $0 + ($1.element < 0 ? sizes.own[$1.offset] : 0) }
@@ -198,7 +226,7 @@ final class Budget {
         // Carried records under a trimmed record go with it.
         for j in live..<n where anchor[j] >= 0 && cut[anchor[j]] { cut[j] = true }
         // Only the tops are listed, in archive order.
-        let tops = chosen.filter { r in parents[r] < 0 || !cut[parents[r]] }.sorted()
+        let tops = chosen.filter { isTop[$0] }.sorted()
         let list = TrimmedList(budget: budget, entries: tops.map { r in
             let d = written.describe(r)
             return TrimmedList.Entry(path: d.path, className: d.className)
@@ -228,20 +256,7 @@ final class Budget {
     /// TRIM save and what it cut.
     func keep(_ writer: ArchiveWriter, total: Int, trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil) {
         last = WrittenRecords(writer, total: total)
-        trimmed = []
-        guard let t = trimmedFrom else { return }
-        let first = WrittenRecords(t.writer, total: t.total)
-        let sizes = first.sizes()
-        let (paths, classes) = first.names()
-        var before = 0
-        for j in 0..<first.count {
-            if t.cut[j] {
-                trimmed.append((before, SaveSizeEntry(path: paths[j], className: classes[j], ownBytes: sizes.own[j],
-                                                      subtreeBytes: sizes.subtree[j], trimmed: true)))
-            } else {
-                before += 1
-            }
-        }
+        firstPass = trimmedFrom.map { (WrittenRecords($0.writer, total: $0.total), $0.cut) }
     }
 
     /// Every record of the last save, in archive order, the trimmed ones
@@ -250,6 +265,22 @@ final class Budget {
         guard let last else { return [] }
         let sizes = last.sizes()
         let (paths, classes) = last.names()
+        // Records the first pass of a TRIM save wrote and the second left
+        // out, each with the index of the written record it comes before.
+        var trimmed: [(before: Int, entry: SaveSizeEntry)] = []
+        if let (first, cut) = firstPass {
+            let firstSizes = first.sizes()
+            let (firstPaths, firstClasses) = first.names()
+            var before = 0
+            for j in 0..<first.count {
+                if cut[j] {
+                    trimmed.append((before, SaveSizeEntry(path: firstPaths[j], className: firstClasses[j], ownBytes: firstSizes.own[j],
+                                                          subtreeBytes: firstSizes.subtree[j], trimmed: true)))
+                } else {
+                    before += 1
+                }
+            }
+        }
         var out: [SaveSizeEntry] = []
         out.reserveCapacity(last.count + trimmed.count)
         var t = 0

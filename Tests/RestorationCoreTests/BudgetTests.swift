@@ -63,3 +63,33 @@ final class BudgetTests: XCTestCase {
         withExtendedLifetime(nodes) {}
     }
 }
+
+extension BudgetTests {
+    /// A chain as deep as the format allows, the deeper the lower its
+    /// priority: the save trims one record at a time from the bottom
+    /// without quadratic work, and lists one top.
+    func testDeepChainTrimsQuickly() throws {
+        var config = Engine.Configuration()
+        config.sizeBudget = 200
+        config.budgetPolicy = .trim
+        let e = Engine(configuration: config)
+        var parent: ObjectNode? = nil
+        var nodes: [ObjectNode] = []
+        for d in 0..<RestorationLimits.maxTreeDepth {
+            let n = try e.register(identifier: "n", parent: parent, className: nil, behavior: Pad(bytes: 1))
+            n.priority = Int32(-d)
+            nodes.append(n)
+            parent = n
+        }
+        let start = Date()
+        let bytes = try e.saveToBytes()
+        XCTAssertLessThan(Date().timeIntervalSince(start), 30)
+        XCTAssertLessThanOrEqual(bytes.count, 200)
+        let list = TrimmedList(reader: try ArchiveReader(bytes: bytes))
+        XCTAssertEqual(list?.entries.count, 1)
+        // Deepest first: the chain is cut just below what fits.
+        let top = list?.entries.first?.path ?? ""
+        XCTAssertTrue(top.hasPrefix("n/n") && top.split(separator: "/").count < 64, top)
+        withExtendedLifetime(nodes) {}
+    }
+}
