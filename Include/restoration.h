@@ -116,7 +116,9 @@ typedef enum rst_status {
     RST_ERR_LIMIT     = 12  /**< a size, count or depth limit was exceeded */
 } rst_status;
 
-/** The library's version, "1.0.0".
+/** The library's version, the text RST_VERSION_STRING holds for the
+ *  library actually loaded (compare it with the header's to detect a
+ *  mismatch).
  *  @return static storage; never NULL. */
 RST_API const char *rst_version(void);
 /** The enumerator's name of a status.
@@ -1160,9 +1162,11 @@ RST_API void rst_close_session(rst_engine *e);
  * and escapes the other bytes (`caf\xe9`; a backslash as `\\`);
  * `restorectl save --from` reads that form back to the same bytes. */
 /**@{*/
-/** Encodes `v` (NUL-terminated, any bytes) as an OS string.
+/** Encodes `v` (NUL-terminated, any bytes) as an OS string; "" is a
+ *  valid (empty) OS string. Inside a migration step it adds or replaces the
+ *  key like the other rst_encode_* functions.
  *  @return as rst_encode_string(), but any bytes are accepted; NULL `v`:
- *          RST_ERR_INVALID. */
+ *          RST_ERR_INVALID (and the save fails). */
 RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const char *v);
 /** Decodes an OS string or a string. `*out` (NUL-terminated) lives like a
  *  decoded string: until the callback returns.
@@ -1171,12 +1175,16 @@ RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const cha
  *          is valid UTF-8; rst_decode_bytes() reads its raw bytes. */
 RST_API rst_status rst_decode_os_string(rst_coder *c, const char *key, const char **out);
 /** Copies a string or OS string into the caller's buffer, with its NUL.
- *  @param[out] len its length without the NUL (may be NULL); 0 when the
- *         key is missing or of another type.
- *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE; RST_ERR_LIMIT when it
- *          does not fit in `cap` bytes (then `buf[0]` is NUL; nothing is
- *          written when `cap` is 0); RST_ERR_INVALID for a NULL `buf` with
- *          `cap` > 0. */
+ *  Whenever `cap` > 0 and the call does not return RST_OK, `buf` holds ""
+ *  (`buf[0]` is NUL); with `cap` 0 nothing is written, so
+ *  `rst_decode_string_copy(c, key, NULL, 0, &len)` asks for the size
+ *  (RST_ERR_LIMIT, `len` set; `len + 1` bytes are needed).
+ *  @param[out] len its length without the NUL (may be NULL), also when it
+ *         does not fit; 0 when the key is missing or of another type.
+ *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE (neither a string nor an
+ *          OS string); RST_ERR_LIMIT when it does not fit in `cap` bytes
+ *          (it needs its length + 1); RST_ERR_INVALID for a NULL `buf` with
+ *          `cap` > 0, a NULL coder or key. */
 RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
                                           char *buf, size_t cap, size_t *len);
 /**@}*/
