@@ -13,7 +13,8 @@
 // targets' paths), int_array, string_array, record (value = a
 // nested list of entries), os_string (v1.2: a file name's bytes as text:
 // valid UTF-8 as is, other bytes as \xHH, a backslash as \\), unknown
-// (plus "tag": 12...15, value = payload hex).
+// (plus "tag": 12...15, value = payload hex; tag 11, as a 1.1 restorectl
+// printed an OS string, is read as the OS string).
 // Ints are exact int64 JSON numbers; doubles are the shortest text that reads
 // back as the same bits, or "nan", "inf", "-inf" ("nan:0x<bits>" for a NaN
 // with a payload).
@@ -334,8 +335,15 @@ enum StateJSON {
                 let gp = ep.member("tag")
                 guard let gv = item["tag"] else { throw fail(gp, "missing (a value of type \"unknown\" keeps its tag, 12...15)") }
                 let tag = try int(gv, gp)
-                guard ValueTag.isFuture(rawTag: UInt8(clamping: tag)) && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (12...15)") }
-                v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
+                if tag == Int64(ValueTag.osString.rawValue) {
+                    // An OS string as a 1.1 restorectl printed it (tag 11 was a future tag then).
+                    let payload = try hex(value, vp)
+                    if payload.contains(0) { throw fail(vp, "an OS string (tag 11) holds any bytes but NUL") }
+                    v = .osString(payload)
+                } else {
+                    guard ValueTag.isFuture(rawTag: UInt8(clamping: tag)) && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (12...15)") }
+                    v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
+                }
             }
             out.append(ArchiveEntry(key: key, value: v))
         }

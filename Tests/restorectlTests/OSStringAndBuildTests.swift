@@ -54,6 +54,23 @@ final class OSStringAndBuildTests: XCTestCase {
         XCTAssertEqual(e.objects[0].entries[0].value, .osString(latin1 + [0x41]))
     }
 
+    /// What a 1.1 restorectl printed for an OS string (an unknown value of
+    /// tag 11, hex) reads back as that OS string.
+    func testOlderJSONWithTag11ReadsAsAnOSString() throws {
+        let dir = TempDir("os-old-json")
+        let json = """
+            {"format_version": 1, "app_version": "", "system_version": "", "idiom": "", "saved_at_ms": 1,
+             "objects": [{"path": "F", "class": null, "values": [{"key": "n", "type": "unknown", "tag": 11, "value": "636166e9"}]}]}
+            """
+        try expect(0, ["save", "--from", "-", "--out", dir.file("x.rst")], stdin: Array(json.utf8))
+        let doc = try ArchiveDocument(bytes: [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: dir.file("x.rst")))))
+        XCTAssertEqual(doc.objects[0].entries[0].value, .osString(latin1))
+        let bad = json.replacingOccurrences(of: "636166e9", with: "610062")
+        let r = try ctl(["save", "--from", "-", "--out", dir.file("y.rst")], stdin: Array(bad.utf8))
+        XCTAssertNotEqual(r.code, 0, r.description)
+        XCTAssertTrue(r.stderr.contains("NUL"), r.description)
+    }
+
     /// A malformed escape or a NUL is refused with where it is.
     func testBadEscapesAreRefused() throws {
         let dir = TempDir("os-bad")
