@@ -540,12 +540,15 @@ RST_API rst_status rst_decode_int     (rst_coder *c, const char *key, int64_t *o
  *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
  *          a decode callback or factory. */
 RST_API rst_status rst_decode_double  (rst_coder *c, const char *key, double *out);
-/** Reads a string (borrowed, NUL-terminated).
+/** Reads a string (borrowed, NUL-terminated); since 1.2 also an OS string
+ *  that is valid UTF-8.
  *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
- *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
- *          a decode callback or factory. */
+ *          (no such key); RST_ERR_TYPE (another type, or an OS string that is
+ *          not valid UTF-8); RST_ERR_STATE outside a decode callback or
+ *          factory. */
 RST_API rst_status rst_decode_string  (rst_coder *c, const char *key, const char **out, size_t *len);
 /** Reads bytes (borrowed); empty bytes give a non-NULL pointer and len 0.
+ *  Since 1.2 it also reads an OS string's raw bytes.
  *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
  *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
  *          a decode callback or factory. */
