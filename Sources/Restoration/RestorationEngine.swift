@@ -611,6 +611,18 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C function is `rst_save`.
     public func save() throws(RestorationError) {
+        do {
+            try saveUnreported()
+        } catch {
+            core.lifecycle.saveAttempted(.call, error.failure)   // the listener, without any lock
+            throw error
+        }
+        core.lifecycle.saveAttempted(.call, nil)
+    }
+
+    /// ``save()`` without telling the save listener (autosaves and signal
+    /// saves tell it with their own trigger).
+    func saveUnreported() throws(RestorationError) {
         try registry.locked { () throws(RestorationError) in
             registry.sweep()
             try RestorationError.wrap { () throws(RestorationFailure) in try core.save() }

@@ -391,3 +391,10 @@ public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _
 public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
     CFace.complete_restoration(e, t)
 }
+
+// MARK: library 1.2: the save listener
+
+@c @implementation
+public func rst_set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.set_save_listener(e, fn, ctx)
+}

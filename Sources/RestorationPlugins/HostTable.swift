@@ -87,6 +87,7 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
     t.complete_restoration = { CFace.complete_restoration($0, $1) }
+    t.set_save_listener = { CFace.set_save_listener($0, $1, $2) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
