@@ -54,6 +54,7 @@ public final class Lifecycle: @unchecked Sendable {
     private var armedDue: Int64 = -1
     private var epollFD: Int32 = -1, timerFD: Int32 = -1, eventFD: Int32 = -1
     private var handedOut = false
+    private var asksForTimeouts = false
     private var signalClient: Int32 = -1
     private var thread: pthread_t?
     private var stopFD: Int32 = -1
@@ -219,8 +220,11 @@ public final class Lifecycle: @unchecked Sendable {
     private var signalPendingLocked: Bool { signalClient >= 0 && rsig_peek_pending(signalClient) != 0 }
 
     /// Milliseconds until `dispatch` has work; 0: now; -1: nothing pending.
+    /// Asking is taken as a promise to dispatch when it says (a loop that
+    /// waits with a timeout is a dispatcher, as one polling the descriptor is).
     public func nextTimeoutMs() -> Int64 {
         state.withLock {
+            asksForTimeouts = true
             if signalPendingLocked { return 0 }
             guard let due = dueLocked() else { return -1 }
             return max(0, due - Lifecycle.now())
@@ -423,8 +427,8 @@ public final class Lifecycle: @unchecked Sendable {
         }
         try state.withLock { () throws(RestorationFailure) in
             guard !shutDown else { throw RestorationFailure(.state, "the engine is being destroyed") }
-            guard thread != nil || handedOut else {
-                throw RestorationFailure(.state, "no dispatcher: start the autosave thread (rst_start_autosave_thread) or hand rst_event_fd to the host's loop first")
+            guard thread != nil || handedOut || asksForTimeouts else {
+                throw RestorationFailure(.state, "no dispatcher: start the autosave thread, hand the engine's event descriptor to the host's loop, or let the loop wait as the next timeout says, first")
             }
             try ensureDescriptorsLocked()
             if signalClient < 0 {

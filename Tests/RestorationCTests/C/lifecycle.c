@@ -441,6 +441,15 @@ static int test_signals(const char *dir) {
     rst_engine_destroy(e2);
     sigaction(SIGUSR1, NULL, &after);
     CHECK(after.sa_handler == before.sa_handler);
+    /* A loop that waits as rst_next_timeout_ms() says is a dispatcher too
+     * (a curses loop's timeout()); the handler has SA_RESTART. */
+    rst_engine *e3 = engine_v2(xasprintf("%s/s3.rst", dir), 0, 0, NULL);
+    CHECK_ERR(rst_save_on_signals(e3, &usr1, 1), RST_ERR_STATE, "no dispatcher");
+    CHECK_EQ(rst_next_timeout_ms(e3), -1);
+    CHECK_OK(rst_save_on_signals(e3, &usr1, 1));
+    sigaction(SIGUSR1, NULL, &during);
+    CHECK(during.sa_flags & SA_RESTART);
+    rst_engine_destroy(e3);
     DONE();
 }
 
