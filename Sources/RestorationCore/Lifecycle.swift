@@ -66,8 +66,9 @@ public final class Lifecycle: @unchecked Sendable {
     private var failureKey: String?
     private var quietFailures = 0
     private var lastSummaryMs: Int64 = 0
-    /// At most one summary of identical autosave failures per this long.
-    static let failureSummaryIntervalMs: Int64 = 60_000
+    /// At most one summary of identical autosave failures per this long
+    /// (a minute; tests shorten it).
+    var failureSummaryIntervalMs: Int64 = 60_000
 
     /// Serializes dispatches (the host's and the thread's); tried, never waited for.
     private let dispatching = Mutex()
@@ -344,7 +345,7 @@ public final class Lifecycle: @unchecked Sendable {
             return .first
         }
         quietFailures += 1
-        if now - lastSummaryMs >= Lifecycle.failureSummaryIntervalMs {
+        if now - lastSummaryMs >= failureSummaryIntervalMs {
             let r = FailureReport.summary(count: quietFailures, seconds: (now - lastSummaryMs) / 1000)
             quietFailures = 0
             lastSummaryMs = now
