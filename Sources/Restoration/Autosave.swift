@@ -60,6 +60,16 @@ extension RestorationEngine {
         return (delay, maxDelay)
     }
 
+    static func signalDeadlineMs(_ o: Options) throws(RestorationError) -> UInt32 {
+        guard let d = o.signalDeadline else { return 1000 }
+        let (s, atto) = d.components
+        let v = s * 1000 + atto / 1_000_000_000_000_000
+        guard v > 0, v <= Int64(UInt32.max) else {
+            throw RestorationError.invalid("RestorationEngine: signalDeadline \(d) is out of range (1 ms to \(UInt32.max) ms)")
+        }
+        return UInt32(v)
+    }
+
     /// Dispatched saves go through this engine's lock, as ``save()`` does.
     func installLifecycle() {
         core.lifecycle.performSave = { [weak self] () throws(RestorationFailure) in

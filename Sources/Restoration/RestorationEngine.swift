@@ -222,6 +222,11 @@ public final class RestorationEngine: @unchecked Sendable {
         /// Older good archives kept (`<archive>.1` … `.K`), 0…16.
         /// The corresponding C member is `generations`.
         public var generations: Int = 0
+        /// How long a signal claimed by ``RestorationEngine/saveOnSignals(_:)``
+        /// waits for a dispatch to save before it ends the program anyway
+        /// (without the save); nil: 1 s. The corresponding C member is
+        /// `signal_deadline_ms`.
+        public var signalDeadline: Duration? = nil
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
@@ -321,6 +326,7 @@ public final class RestorationEngine: @unchecked Sendable {
                                           generations: options.generations)
         config.quarantine = options.crashQuarantine
         config.carrySaves = options.carrySaves
+        config.signalDeadlineMs = try Self.signalDeadlineMs(options)
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {

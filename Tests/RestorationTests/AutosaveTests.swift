@@ -115,3 +115,21 @@ final class SaveListenerTests: XCTestCase {
         XCTAssertEqual(heard.get().count, 4)
     }
 }
+
+final class SignalDeadlineOptionTests: XCTestCase {
+    /// signalDeadline: nil and positive durations are accepted; zero,
+    /// negative and too long ones are invalid.
+    func testSignalDeadlineOption() throws {
+        let dir = try temporaryDirectory(self)
+        var options = RestorationEngine.Options(archivePath: dir.path + "/d.rst")
+        XCTAssertNoThrow(try RestorationEngine(options: options))
+        options.signalDeadline = .milliseconds(300)
+        XCTAssertNoThrow(try RestorationEngine(options: options))
+        for bad: Duration in [.zero, .milliseconds(-5), .seconds(Int64(UInt32.max))] {
+            options.signalDeadline = bad
+            XCTAssertThrowsError(try RestorationEngine(options: options)) {
+                XCTAssertEqual(($0 as? RestorationError)?.statusName, "RST_ERR_INVALID")
+            }
+        }
+    }
+}
