@@ -409,3 +409,9 @@ public func rst_decode_string_copy(_ c: OpaquePointer!, _ key: UnsafePointer<CCh
     CFace.decode_string_copy(c, key, buf, cap, len)
 }
 
+// MARK: library 1.2: the save listener
+
+@c @implementation
+public func rst_set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.set_save_listener(e, fn, ctx)
+}

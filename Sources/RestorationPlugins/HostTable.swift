@@ -90,6 +90,7 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.encode_os_string = { CFace.encode_os_string($0, $1, $2) }
     t.decode_os_string = { CFace.decode_os_string($0, $1, $2) }
     t.decode_string_copy = { CFace.decode_string_copy($0, $1, $2, $3, $4) }
+    t.set_save_listener = { CFace.set_save_listener($0, $1, $2) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
