@@ -401,6 +401,7 @@ public final class Engine {
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
+        KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
     private var lifecycleStorage: Lifecycle?
@@ -867,6 +868,7 @@ public final class Engine {
         guard let path = configuration.archivePath else {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
+        KillPoints.reach(.saveBegin)
         let token = lifecycle.saveBegan()
         carryCommitAfterWrite = true
         let bytes: [UInt8]
@@ -874,16 +876,19 @@ public final class Engine {
             defer { carryCommitAfterWrite = false }
             bytes = try saveToBytes()
         }
+        KillPoints.reach(.saveEncoded)
         try FileStore.createArchiveDirectory(for: path)
         openSession(path)
         let keep = configuration.generations
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in
-                try FileStore.atomicWrite(b, to: path, beforeRename: keep > 0 ? { () throws(RestorationFailure) in
-                    try FileStore.rotateGenerations(path, keep: keep)
-                } : nil)
+                try FileStore.atomicWrite(b, to: path, beforeRename: { () throws(RestorationFailure) in
+                    KillPoints.reach(.saveWritten)
+                    if keep > 0 { try FileStore.rotateGenerations(path, keep: keep) }
+                })
             }
         }.get()
+        KillPoints.reach(.saveReplaced)
         lifecycle.saveSucceeded(token)
         if let w = CrashGuard.clear(path) { log(.warning, w) }
         if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
@@ -902,7 +907,8 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
-        try restoreWithFallback(path)
+        KillPoints.reach(.restoreBegin)
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(path) }
     }
 
     /// Restores `file` (the archive, or one of its generations) with the
@@ -1153,12 +1159,14 @@ public final class Engine {
         let session = run.session
         let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
+        var killAtDecode = KillPoints.isArmed(.restoreDecoding) && restoreReason != .buffer
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 watchEnter(Int(r32))
+                if _slowPath(killAtDecode) { killAtDecode = false; KillPoints.reach(.restoreDecoding) }
                 restoringCallbackRecord = Int(r32)
                 n.call(.decode, coder)
                 restoringCallbackRecord = -1

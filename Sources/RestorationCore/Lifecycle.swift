@@ -226,6 +226,7 @@ public final class Lifecycle: @unchecked Sendable {
             return true
         }
         do {
+            KillPoints.reach(.autosave, when: engine.configuration.archivePath != nil)
             try save()
             observer?(.saved(reason: .autosave))
         } catch {
