@@ -75,7 +75,7 @@ public enum KillPoints {
     /// log when its value is invalid.
     @discardableResult
     public static func load() -> String? {
-        _ = TestExits.settings
+        _ = TestExits.mode
         if case .invalid(let why) = setting { return why }
         return nil
     }

@@ -26,15 +26,16 @@ public enum TestExits {
         case off, restored, roundtrip
     }
 
-    /// The parsed variables (read on first use).
-    static let settings: (mode: Mode, report: String?, warning: String?) = parse(
-        KillPoints.secureEnvironment("RESTORATION_TEST_EXIT"),
-        report: KillPoints.secureEnvironment("RESTORATION_TEST_REPORT"))
-
+    /// The parsed variables (read on first use). Kept as separate
+    /// constants: the optimizer of Swift 6.3 fails on a global tuple here.
+    private static let parsed = parse(KillPoints.secureEnvironment("RESTORATION_TEST_EXIT"),
+                                      report: KillPoints.secureEnvironment("RESTORATION_TEST_REPORT"))
     /// The mode in effect (`.off` when the report file is missing).
-    public static var mode: Mode { settings.mode }
+    public static let mode: Mode = parsed.mode
+    /// The report file, with a mode.
+    static let reportPath: String? = parsed.report
     /// The sentence to log once, when a variable is set but cannot act.
-    public static var warning: String? { settings.warning }
+    public static let warning: String? = parsed.warning
 
     /// Parses the two variables.
     public static func parse(_ value: String?, report: String?) -> (mode: Mode, report: String?, warning: String?) {
@@ -52,7 +53,7 @@ public enum TestExits {
         return (m, report, nil)
     }
 
-    private static let active: Bool = settings.mode != .off
+    private static let active: Bool = mode != .off
     private static let once = Mutex()
     nonisolated(unsafe) private static var fired = false
 
@@ -89,9 +90,9 @@ public enum TestExits {
             fired = true
             return true
         }
-        guard first, let file = settings.report else { return }
+        guard first, let file = reportPath else { return }
         var extra: [(String, String)] = []
-        if settings.mode == .roundtrip {
+        if mode == .roundtrip {
             let target = file + ".rst"
             do {
                 let bytes = try engine.saveToBytes()
