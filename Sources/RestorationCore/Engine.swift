@@ -1159,14 +1159,13 @@ public final class Engine {
         let session = run.session
         let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
-        var killAtDecode = KillPoints.isArmed(.restoreDecoding) && restoreReason != .buffer
+        if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 watchEnter(Int(r32))
-                if _slowPath(killAtDecode) { killAtDecode = false; KillPoints.reach(.restoreDecoding) }
                 restoringCallbackRecord = Int(r32)
                 n.call(.decode, coder)
                 restoringCallbackRecord = -1
