@@ -74,7 +74,7 @@ enum TestChild {
         var pid: pid_t = 0
         let rc = posix_spawnp(&pid, command[0], &actions, &attr, argv, envp)
         guard rc == 0 else {
-            throw CtlFailure(Exit.failure, "cannot run '\(command[0])': \(String(cString: strerror(rc)))")
+            throw CtlFailure(rc == ENOENT ? Exit.notFound : Exit.failure, "cannot run '\(command[0])': \(String(cString: strerror(rc)))")
         }
         let deadline = SystemInfo.nowMs() + Int64(timeout * 1000)
         var status: Int32 = 0

@@ -82,6 +82,12 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("without a report: does the program restore from an archive path at start?"), "\(r)")
     }
 
+    /// A command that does not exist: exit 3, named.
+    func testMissingCommand() throws {
+        let r = try expect(3, ["test", "--", "/nonexistent/program"])
+        XCTAssertTrue(r.stderr.contains("cannot run '/nonexistent/program': No such file or directory"), "\(r)")
+    }
+
     /// Command-line errors: exit 2, one line.
     func testUsageErrors() throws {
         try expect(2, ["test"])
