@@ -18,6 +18,8 @@ struct DeathTest {
     /// The paths the previous launch restored.
     private var baseline: Set<String> = []
     private var results = TestResults()
+    /// The report of the last point's relaunch.
+    private var lastRelaunch: TestReport?
 
     init(command: [String], archive: String?, timeout: Double) throws(CtlFailure) {
         self.command = command
@@ -127,7 +129,7 @@ struct DeathTest {
             archivePath = f
         }
         baseline = restoredPaths(report)
-        if report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal() }
+        if report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
         // 2. No archive yet: run until the first save is in place.
         if !archiveState().exists {
             let (seedEnd, seedLog) = try launch("seed", env: ["RESTORATION_KILL_AT": KillPoint.saveReplaced.rawValue])
@@ -140,20 +142,21 @@ struct DeathTest {
         }
         if roundtrip { try runRoundtrip() }
         for p in points {
-            let r = try runPoint(p)
-            results.points.append(r)
-            // A quarantine lasts until the next save: one run to its first
-            // save ends it, so the next point starts from the whole state.
-            if r.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal() }
+            lastRelaunch = nil
+            results.points.append(try runPoint(p))
+            if let report = lastRelaunch, report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
         }
         return results
     }
 
-    /// Ends a quarantine left by an earlier death (a run to its first save),
-    /// and takes the baseline again.
-    private mutating func heal() throws(CtlFailure) {
-        let (end, _) = try launch("heal", env: ["RESTORATION_KILL_AT": KillPoint.saveReplaced.rawValue])
-        if end == .killed, case (_, let again?, _, _) = try relaunch("baseline-heal") { baseline = restoredPaths(again) }
+    /// Clears a quarantine an earlier death left on the file `report`
+    /// restored (as `restorectl quarantine --clear` does), so the next point
+    /// starts from the whole state, and takes the baseline again.
+    private mutating func heal(_ report: TestReport) throws(CtlFailure) {
+        guard let path = archivePath else { return }
+        let file = report.generation == 0 ? path : FileStore.generationPath(path, report.generation)
+        do { try Engine.clearQuarantine(of: file) } catch { throw CtlFailure(error) }
+        if case (_, let again?, _, _) = try relaunch("baseline-cleared") { baseline = restoredPaths(again) }
     }
 
     private mutating func runPoint(_ p: KillPoint) throws(CtlFailure) -> PointResult {
@@ -188,9 +191,11 @@ struct DeathTest {
             return fail("the relaunch \(end2.text)", "relaunch_died")
         }
         guard let report else { return fail("the relaunch wrote no report", "no_report") }
+        lastRelaunch = report
         let skips = report.skipped.map { (path: $0.path, reason: $0.reason) }
         let recovered = report.reason == "RST_REASON_RECOVER" || report.reason == "RST_REASON_FALLBACK"
-        let nothingYet = !after.exists && report.reason == "RST_REASON_FIRST_LAUNCH" && report.status == "RST_OK"
+        let nothingYet = !before.exists && !after.exists && report.reason == "RST_REASON_FIRST_LAUNCH"
+            && (report.status == "RST_OK" || report.status == "RST_ERR_NOT_FOUND")
         guard recovered || nothingYet else {
             var why = "the relaunch restored with \(report.reason), not RST_REASON_RECOVER or RST_REASON_FALLBACK"
             if report.status != "RST_OK" { why += " (\(report.status): \(report.error))" }
