@@ -101,6 +101,7 @@ struct TestCommand: ParsableCommand {
     }
 
     func run() throws {
+        TestChild.killChildOnInterrupt()
         var session = try DeathTest(command: command, archive: archive, timeout: timeout)
         defer { session.cleanUp() }
         let results = try session.runAll(selectedPoints(), roundtrip: roundtrip)

@@ -29,7 +29,23 @@ enum ChildEnd: Equatable {
     }
 }
 
+/// The process group of the child running now (0: none), for the handler
+/// that ends it when restorectl itself is interrupted.
+nonisolated(unsafe) private var runningGroup: pid_t = 0
+
 enum TestChild {
+    /// On SIGINT, SIGTERM or SIGHUP the running child's group is killed
+    /// first, then restorectl ends by that signal.
+    static func killChildOnInterrupt() {
+        for s in [SIGINT, SIGTERM, SIGHUP] {
+            signal(s) { sig in
+                if runningGroup > 0 { kill(-runningGroup, SIGKILL) }
+                signal(sig, SIG_DFL)
+                raise(sig)
+            }
+        }
+    }
+
     /// The variables restorectl sets; inherited values of them are dropped.
     static let ownVariables = ["RESTORATION_KILL_AT", "RESTORATION_TEST_EXIT", "RESTORATION_TEST_REPORT"]
 
@@ -76,6 +92,8 @@ enum TestChild {
         guard rc == 0 else {
             throw CtlFailure(rc == ENOENT ? Exit.notFound : Exit.failure, "cannot run '\(command[0])': \(String(cString: strerror(rc)))")
         }
+        runningGroup = pid
+        defer { runningGroup = 0 }
         let deadline = SystemInfo.nowMs() + Int64(timeout * 1000)
         var status: Int32 = 0
         while true {
