@@ -111,6 +111,7 @@ test: deps
 	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -145,6 +146,12 @@ test-asan: deps
 # piece of state back), SIGTERM; writes .build/gtk-notes-restored.png.
 test-gtk: deps-gtk
 	Tests/gtk/run.sh $(TEST_SUMMARY)
+
+# restorectl test on the examples (every kill point, the round trip; gtk-notes
+# under Xvfb) and the negative controls of Tests/deathtest/broken.c.
+.PHONY: test-death
+test-death: deps-gtk
+	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
 # --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads

@@ -1356,6 +1356,45 @@ RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
 RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
 /**@}*/
 
+/* ------------------------------------------------------------------------ */
+/** @name Testing process death (@since 1.2)
+ * No functions: the library reads three environment variables once per
+ * process, with secure_getenv() (so never in set-user-ID or set-group-ID
+ * programs), when it creates its first engine. See docs/TESTING.md and
+ * `restorectl test`.
+ *
+ * RESTORATION_KILL_AT=POINT[:N] — the process sends itself SIGKILL (no
+ * handler, no atexit, no flush) the N-th time (default 1) any engine with
+ * an archive path reaches POINT: `save-begin` (rst_save() begins, before
+ * should_save), `save-encoded` (every encode done, nothing written),
+ * `save-written` (the new archive durable in its temporary, not yet
+ * renamed), `save-replaced` (renamed into place, before anything after
+ * it), `restore-begin` (every rst_restore(), with or without an archive),
+ * `restore-decoding` (in the turn of the first decode callback: the
+ * crash marker names its record), `restore-finished` (after
+ * did_finish_restoring, the crash marker removed), `autosave` (a due
+ * autosave starts, before its save). rst_save_to_buffer(),
+ * rst_restore_from_buffer() and rst_export() reach none. An invalid value
+ * is ignored and logged once (WARNING) through the first engine that saves
+ * or restores a file.
+ *
+ * RESTORATION_TEST_EXIT=restored with RESTORATION_TEST_REPORT=FILE — when
+ * the first rst_restore() of the process has finished (after
+ * did_finish_restoring, or after it found nothing or failed), FILE gets a
+ * JSON report, written atomically: {"reason": "RST_REASON_…",
+ * "generation": G, "restored": N, "skipped": [{"path", "reason":
+ * "RST_SKIP_…", "detail"}], "archive_bytes": B, "store": "file '<path>'",
+ * "status": "RST_OK" or the failure's, "error": its message}. Then the
+ * process ends with _exit(0): stdio is flushed, but no atexit handler,
+ * destructor or signal handler runs, so nothing saves on the way out. A
+ * report that cannot be written: logged at ERROR, _exit(70).
+ * RESTORATION_TEST_EXIT=roundtrip first saves the state just restored to
+ * FILE.rst (the archive is not touched; the report adds "roundtrip").
+ * Without RESTORATION_TEST_REPORT (or with another value): one WARNING,
+ * and the program goes on. */
+/**@{*/
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

@@ -160,6 +160,7 @@ extension Engine {
         if callDidFinish { didFinishRestoring?() }
         p.watch?.unmap()
         if let g = p.guardToken, let w = CrashGuard.end(g) { log(.warning, w) }
+        if callDidFinish { TestExits.deferredRestoreFinished(self) }
     }
 }
 

@@ -403,6 +403,7 @@ public final class Engine {
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
+        KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
     private var lifecycleStorage: Lifecycle?
@@ -936,6 +937,7 @@ public final class Engine {
         guard let path = configuration.archivePath else {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
+        KillPoints.reach(.saveBegin)
         let token = lifecycle.saveBegan()
         carryCommitAfterWrite = true
         let bytes: [UInt8]
@@ -943,16 +945,19 @@ public final class Engine {
             defer { carryCommitAfterWrite = false }
             bytes = try saveToBytes()
         }
+        KillPoints.reach(.saveEncoded)
         try FileStore.createArchiveDirectory(for: path)
         openSession(path)
         let keep = configuration.generations
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in
-                try FileStore.atomicWrite(b, to: path, beforeRename: keep > 0 ? { () throws(RestorationFailure) in
-                    try FileStore.rotateGenerations(path, keep: keep)
-                } : nil)
+                try FileStore.atomicWrite(b, to: path, beforeRename: { () throws(RestorationFailure) in
+                    KillPoints.reach(.saveWritten)
+                    if keep > 0 { try FileStore.rotateGenerations(path, keep: keep) }
+                })
             }
         }.get()
+        KillPoints.reach(.saveReplaced)
         lifecycle.saveSucceeded(token)
         if let w = CrashGuard.clear(path) { log(.warning, w) }
         if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
@@ -971,7 +976,8 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
-        try restoreWithFallback(path)
+        KillPoints.reach(.restoreBegin)
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(path) }
     }
 
     /// Restores `file` (the archive, or one of its generations) with the
@@ -1229,6 +1235,7 @@ public final class Engine {
         let session = run.session
         let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
+        if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in
