@@ -13,6 +13,9 @@
 #   4. switch page and type, then SIGTERM at once (autosave 60 s away): the
 #      signal save keeps it, the process ends by SIGTERM, next launch RELAUNCH;
 #   5. type, then close the window at once: the save at close-request keeps it.
+# Before them, Tests/gtk/widgets.c checks every supported widget type and
+# the failures (bad archive values, skipped, duplicate and invalid names,
+# destroyed widgets and engines).
 # Screenshots (the whole X screen, xwd → PNG) are kept in $GTK_ARTEFACTS
 # (default .build/gtk-test/): before.png, restored.png, restored-reversed.png.
 #   Tests/gtk/run.sh [SUMMARY_FILE]
@@ -50,6 +53,14 @@ DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')"
 [ "$DISPLAY" != ":" ] || { bad "Xvfb did not start: $(cat "$WORK/xvfb.log")"; finish; }
 export DISPLAY GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
 STATE="$WORK/state"; mkdir -p "$STATE"
+
+# 0. The library widget by widget (Tests/gtk/widgets.c, through buffers).
+if cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk -ITests/RestorationCTests/C Tests/gtk/widgets.c \
+     $(pkg-config --cflags --libs gtk4) -L"$LIB" -lrestoration-gtk -L"$BIN" -lrestoration \
+     -Wl,-rpath,"$LIB" -Wl,-rpath,"$BIN" -o "$WORK/widgets"; then
+    if timeout 60 "$WORK/widgets" > "$WORK/widgets.log" 2>&1; then ok "widgets: $(grep -m1 '^widgets: ok' "$WORK/widgets.log")"
+    else bad "widgets: $(cat "$WORK/widgets.log")"; fi
+else bad "compile Tests/gtk/widgets.c"; fi
 
 wait_file() { for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 # What the X screen shows, as PNG (xwd, then ImageMagick's convert).

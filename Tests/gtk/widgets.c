@@ -1,0 +1,259 @@
+/* widgets.c: restoration-gtk widget by widget, through buffers (run by
+ * Tests/gtk/run.sh under Xvfb). A window of every supported type is
+ * changed, saved, and restored into a second copy of the window; then the
+ * failures: values of the wrong type or out of range in the archive, a
+ * skipped widget, duplicate and invalid names, a destroyed widget, an
+ * engine destroyed before its widgets. */
+#include "check.h"
+#include <gtk/gtk.h>
+#include <restoration-gtk.h>
+
+typedef struct ui {
+    GtkWindow *win;
+    GtkNotebook *book;
+    GtkExpander *exp;
+    GtkSpinButton *spin;
+    GtkRange *scale;
+    GtkToggleButton *toggle;
+    GtkSwitch *sw;
+    GtkEditable *entry, *secret, *password, *skipped;
+    GtkTextView *tv;
+    GtkCheckButton *check;
+    GtkStack *stack;
+    GtkPaned *paned;
+    GtkBox *box;
+} ui;
+
+static GtkWidget *named(GtkWidget *w, const char *name) { gtk_widget_set_name(w, name); return w; }
+
+static void build(ui *u) {
+    u->win = GTK_WINDOW(named(gtk_window_new(), "win"));
+    gtk_window_set_default_size(u->win, 300, 200);
+    u->box = GTK_BOX(gtk_box_new(GTK_ORIENTATION_VERTICAL, 0));
+    gtk_window_set_child(u->win, GTK_WIDGET(u->box));
+    GtkBox *b = u->box;
+    u->book = GTK_NOTEBOOK(named(gtk_notebook_new(), "book"));
+    for (int i = 0; i < 3; i++) gtk_notebook_append_page(u->book, gtk_label_new("page"), NULL);
+    gtk_box_append(b, GTK_WIDGET(u->book));
+    u->exp = GTK_EXPANDER(named(gtk_expander_new("more"), "exp"));
+    gtk_box_append(b, GTK_WIDGET(u->exp));
+    u->spin = GTK_SPIN_BUTTON(named(gtk_spin_button_new_with_range(0, 100, 1), "spin"));
+    gtk_box_append(b, GTK_WIDGET(u->spin));
+    u->scale = GTK_RANGE(named(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 10, 0.5), "scale"));
+    gtk_box_append(b, GTK_WIDGET(u->scale));
+    u->toggle = GTK_TOGGLE_BUTTON(named(gtk_toggle_button_new_with_label("t"), "toggle"));
+    gtk_box_append(b, GTK_WIDGET(u->toggle));
+    u->sw = GTK_SWITCH(named(gtk_switch_new(), "switch"));
+    gtk_box_append(b, GTK_WIDGET(u->sw));
+    u->entry = GTK_EDITABLE(named(gtk_entry_new(), "entry"));
+    gtk_box_append(b, GTK_WIDGET(u->entry));
+    u->secret = GTK_EDITABLE(named(gtk_entry_new(), "secret"));
+    gtk_entry_set_visibility(GTK_ENTRY(u->secret), FALSE);
+    gtk_box_append(b, GTK_WIDGET(u->secret));
+    u->password = GTK_EDITABLE(named(gtk_password_entry_new(), "password"));
+    gtk_box_append(b, GTK_WIDGET(u->password));
+    u->skipped = GTK_EDITABLE(named(gtk_entry_new(), "skipped"));
+    rst_gtk_skip(GTK_WIDGET(u->skipped));
+    gtk_box_append(b, GTK_WIDGET(u->skipped));
+    u->tv = GTK_TEXT_VIEW(named(gtk_text_view_new(), "tv"));
+    gtk_box_append(b, GTK_WIDGET(u->tv));
+    GtkWidget *group = named(gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0), "group");   /* a scope */
+    GtkWidget *unnamed = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);                 /* not one */
+    u->check = GTK_CHECK_BUTTON(named(gtk_check_button_new(), "check"));
+    gtk_box_append(GTK_BOX(unnamed), GTK_WIDGET(u->check));
+    gtk_box_append(GTK_BOX(group), unnamed);
+    gtk_box_append(b, group);
+    u->stack = GTK_STACK(named(gtk_stack_new(), "stack"));
+    gtk_stack_add_named(u->stack, gtk_label_new("1"), "one");
+    gtk_stack_add_named(u->stack, gtk_label_new("2"), "two");
+    gtk_box_append(b, GTK_WIDGET(u->stack));
+    u->paned = GTK_PANED(named(gtk_paned_new(GTK_ORIENTATION_HORIZONTAL), "paned"));
+    gtk_paned_set_start_child(u->paned, gtk_label_new("l"));
+    gtk_paned_set_end_child(u->paned, gtk_label_new("r"));
+    gtk_box_append(b, GTK_WIDGET(u->paned));
+}
+
+static char *tv_text(GtkTextView *tv, int *cursor) {
+    GtkTextBuffer *buf = gtk_text_view_get_buffer(tv);
+    GtkTextIter s, e;
+    gtk_text_buffer_get_bounds(buf, &s, &e);
+    gtk_text_buffer_get_iter_at_mark(buf, &s, gtk_text_buffer_get_insert(buf));
+    *cursor = gtk_text_iter_get_offset(&s);
+    gtk_text_buffer_get_start_iter(buf, &s);
+    return gtk_text_buffer_get_text(buf, &s, &e, FALSE);
+}
+
+static rst_engine *engine(void) {
+    rst_engine *e = NULL;
+    rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+    o.app_version = "widgets 1";
+    CHECK_OK(rst_engine_create(&o, &e));
+    return e;
+}
+
+/* An archive with the window's paths and values of the wrong type or range. */
+static void bad_encode(void *inst, rst_coder *c) {
+    const char *what = inst;
+    if (strcmp(what, "win") == 0) { rst_encode_string(c, "width", "big"); rst_encode_int(c, "height", -5); }
+    if (strcmp(what, "book") == 0) rst_encode_int(c, "page", 99);
+    if (strcmp(what, "spin") == 0) rst_encode_string(c, "value", "42");
+    if (strcmp(what, "scale") == 0) rst_encode_double(c, "value", 1.0 / 0.0);
+    if (strcmp(what, "entry") == 0) { rst_encode_string(c, "text", "ok"); rst_encode_int(c, "cursor", 1000000000); }
+    if (strcmp(what, "tv") == 0) rst_encode_int(c, "text", 7);
+    if (strcmp(what, "stack") == 0) rst_encode_string(c, "page", "nope");
+    if (strcmp(what, "paned") == 0) rst_encode_int(c, "position", -40);
+    if (strcmp(what, "switch") == 0) rst_encode_int(c, "active", 1);
+}
+static const rst_object_callbacks bad_cb = { bad_encode, NULL, NULL, NULL };
+
+int main(int argc, char **argv) {
+    (void)argc;
+    check_prog = "widgets";
+    (void)argv;
+    gtk_init();
+
+    /* 1. Track, change, save. */
+    ui a;
+    build(&a);
+    GtkWidget *dup1 = named(gtk_label_new("x"), "dup"), *dup2 = named(gtk_label_new("y"), "dup");
+    gtk_box_append(a.box, dup1);
+    gtk_box_append(a.box, dup2);
+    rst_engine *ea = engine();
+    rst_object *root = NULL;
+    CHECK_EQ(rst_gtk_track(ea, GTK_WIDGET(a.win), NULL, &root), RST_ERR_DUPLICATE);   /* the second "dup" */
+    CHECK(root != NULL);
+    CHECK(rst_gtk_object(dup1) != NULL);
+    CHECK(rst_gtk_object(dup2) == NULL);
+    CHECK(rst_gtk_object(GTK_WIDGET(a.spin)) != NULL);             /* the others are tracked */
+    CHECK(rst_gtk_object(GTK_WIDGET(a.skipped)) == NULL);
+    char *path = NULL;
+    CHECK_OK(rst_object_path(rst_gtk_object(GTK_WIDGET(a.check)), &path));
+    CHECK_STR(path, "win/group/check");                           /* named ancestors only */
+    rst_free(path);
+    CHECK(rst_find_object(ea, "win/skipped") == NULL);
+    CHECK_EQ(rst_gtk_track(ea, GTK_WIDGET(a.win), NULL, NULL), RST_ERR_INVALID);      /* twice */
+    CHECK(!rst_is_dirty(ea));
+
+    gtk_window_set_default_size(a.win, 640, 480);
+    CHECK(rst_is_dirty(ea));                                      /* a change marks it dirty */
+    gtk_notebook_set_current_page(a.book, 2);
+    gtk_expander_set_expanded(a.exp, TRUE);
+    gtk_spin_button_set_value(a.spin, 42);
+    gtk_range_set_value(a.scale, 7.5);
+    gtk_toggle_button_set_active(a.toggle, TRUE);
+    gtk_switch_set_active(a.sw, TRUE);
+    gtk_editable_set_text(a.entry, "héllo");
+    gtk_editable_set_position(a.entry, 2);
+    gtk_editable_set_text(a.secret, "pw-entry-123");
+    gtk_editable_set_text(a.password, "pw-password-456");
+    gtk_editable_set_text(a.skipped, "skipped text");
+    gtk_text_buffer_set_text(gtk_text_view_get_buffer(a.tv), "line1\nline2", -1);
+    GtkTextIter at;
+    gtk_text_buffer_get_iter_at_offset(gtk_text_view_get_buffer(a.tv), &at, 3);
+    gtk_text_buffer_place_cursor(gtk_text_view_get_buffer(a.tv), &at);
+    gtk_check_button_set_active(a.check, TRUE);
+    gtk_stack_set_visible_child_name(a.stack, "two");
+    gtk_paned_set_position(a.paned, 123);
+    void *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(rst_save_to_buffer(ea, &buf, &len));
+    CHECK(memmem(buf, len, "pw-entry-123", 12) == NULL);          /* passwords are never written */
+    CHECK(memmem(buf, len, "pw-password-456", 15) == NULL);
+    CHECK(memmem(buf, len, "skipped text", 12) == NULL);
+
+    /* 2. A second copy of the window gets it all back, and stays clean. */
+    ui b;
+    build(&b);
+    rst_engine *eb = engine();
+    CHECK_OK(rst_gtk_track(eb, GTK_WIDGET(b.win), NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(eb, buf, len));
+    CHECK(!rst_is_dirty(eb));                                     /* restoring is not a change */
+    int w = 0, h = 0, cursor = 0;
+    gtk_window_get_default_size(b.win, &w, &h);
+    CHECK_EQ(w, 640);
+    CHECK_EQ(h, 480);
+    CHECK_EQ(gtk_notebook_get_current_page(b.book), 2);
+    CHECK(gtk_expander_get_expanded(b.exp));
+    CHECK(gtk_spin_button_get_value(b.spin) == 42);
+    CHECK(gtk_range_get_value(b.scale) == 7.5);
+    CHECK(gtk_toggle_button_get_active(b.toggle));
+    CHECK(gtk_switch_get_active(b.sw));
+    CHECK_STR(gtk_editable_get_text(b.entry), "héllo");
+    CHECK_EQ(gtk_editable_get_position(b.entry), 2);
+    CHECK_STR(gtk_editable_get_text(b.secret), "");
+    CHECK_STR(gtk_editable_get_text(b.password), "");
+    CHECK_STR(gtk_editable_get_text(b.skipped), "");
+    char *text = tv_text(b.tv, &cursor);
+    CHECK_STR(text, "line1\nline2");
+    CHECK_EQ(cursor, 3);
+    g_free(text);
+    CHECK(gtk_check_button_get_active(b.check));
+    CHECK_STR(gtk_stack_get_visible_child_name(b.stack), "two");
+    CHECK_EQ(gtk_paned_get_position(b.paned), 123);
+    gtk_editable_set_text(b.entry, "changed");
+    CHECK(rst_is_dirty(eb));                                      /* and tracks changes afterwards */
+    rst_free(buf);
+
+    /* 3. A destroyed widget keeps its last state in the archive. */
+    gtk_editable_set_text(a.entry, "last words");
+    gtk_box_remove(a.box, GTK_WIDGET(a.entry));                   /* the box held the only reference */
+    CHECK(rst_find_object(ea, "win/entry") != NULL);
+    CHECK_OK(rst_save_to_buffer(ea, &buf, &len));
+    ui c;
+    build(&c);
+    rst_engine *ec = engine();
+    CHECK_OK(rst_gtk_track(ec, GTK_WIDGET(c.win), NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(ec, buf, len));
+    CHECK_STR(gtk_editable_get_text(c.entry), "last words");
+    rst_free(buf);
+
+    /* 4. Untrusted values: wrong types, out of range, unknown names: ignored. */
+    rst_engine *ex = engine();
+    rst_object *xr = NULL;
+    CHECK_OK(rst_register_object(ex, "win", NULL, NULL, &bad_cb, "win", &xr));
+    const char *kids[] = { "book", "spin", "scale", "entry", "tv", "stack", "paned", "switch" };
+    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
+        CHECK_OK(rst_register_object(ex, kids[i], xr, NULL, &bad_cb, (void *)kids[i], NULL));
+    CHECK_OK(rst_save_to_buffer(ex, &buf, &len));
+    ui d;
+    build(&d);
+    rst_engine *ed = engine();
+    CHECK_OK(rst_gtk_track(ed, GTK_WIDGET(d.win), NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(ed, buf, len));
+    gtk_window_get_default_size(d.win, &w, &h);
+    CHECK_EQ(w, 300);
+    CHECK_EQ(h, 200);
+    CHECK_EQ(gtk_notebook_get_current_page(d.book), 0);
+    CHECK(gtk_spin_button_get_value(d.spin) == 0);
+    CHECK(gtk_range_get_value(d.scale) == 0);
+    CHECK_STR(gtk_editable_get_text(d.entry), "ok");              /* the text is fine, the cursor not */
+    text = tv_text(d.tv, &cursor);
+    CHECK_STR(text, "");
+    g_free(text);
+    CHECK_STR(gtk_stack_get_visible_child_name(d.stack), "one");
+    CHECK(!gtk_switch_get_active(d.sw));
+    rst_free(buf);
+    rst_engine_destroy(ex);
+
+    /* 5. Misuse. */
+    CHECK_EQ(rst_gtk_set_identity(GTK_WIDGET(d.spin), NULL, NULL), RST_ERR_INVALID);   /* not a list view */
+    GtkWidget *slash = named(gtk_window_new(), "a/b");
+    CHECK_EQ(rst_gtk_track(ed, slash, NULL, NULL), RST_ERR_INVALID);
+    CHECK(rst_gtk_object(slash) == NULL);
+    gtk_window_destroy(GTK_WINDOW(slash));
+
+    /* 6. Engines destroyed before their widgets; widgets destroyed before their engine. */
+    rst_engine_destroy(ea);
+    rst_engine_destroy(eb);
+    gtk_editable_set_text(b.entry, "after the engine");           /* nothing listens any more */
+    CHECK(rst_gtk_object(GTK_WIDGET(b.entry)) == NULL);
+    gtk_window_destroy(a.win);
+    gtk_window_destroy(b.win);
+    gtk_window_destroy(c.win);
+    gtk_window_destroy(d.win);
+    CHECK_OK(rst_save_to_buffer(ec, &buf, &len));                 /* states of destroyed widgets */
+    rst_free(buf);
+    rst_engine_destroy(ec);
+    rst_engine_destroy(ed);
+    DONE();
+}
