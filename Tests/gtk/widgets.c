@@ -3,7 +3,9 @@
  * changed, saved, and restored into a second copy of the window; then the
  * failures: values of the wrong type or out of range in the archive, a
  * skipped widget, duplicate and invalid names, a destroyed widget, an
- * engine destroyed before its widgets. */
+ * engine destroyed before its widgets. Then list selections by identity
+ * (column view, grid view with several rows) into reordered models, and a
+ * scrolled window's offsets applied after the first layout. */
 #include "check.h"
 #include <gtk/gtk.h>
 #include <restoration-gtk.h>
@@ -105,6 +107,76 @@ static void bad_encode(void *inst, rst_coder *c) {
     if (strcmp(what, "switch") == 0) rst_encode_int(c, "active", 1);
 }
 static const rst_object_callbacks bad_cb = { bad_encode, NULL, NULL, NULL };
+
+
+/* ---- lists and scrolled windows ---- */
+
+static GtkStringList *strings(int n, gboolean reverse) {
+    GtkStringList *l = gtk_string_list_new(NULL);
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%02d", reverse ? n - 1 - i : i);
+        gtk_string_list_append(l, name);
+    }
+    return l;
+}
+static int identity_calls;
+static const char *grid_identity(GObject *item, void *ctx) {
+    CHECK_STR(ctx, "grid");
+    identity_calls++;
+    return gtk_string_object_get_string(GTK_STRING_OBJECT(item));
+}
+static GtkWidget *list_window(gboolean reverse, GtkColumnView **cv, GtkGridView **gv) {
+    GtkWidget *win = named(gtk_window_new(), "lists");
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    gtk_window_set_child(GTK_WINDOW(win), box);
+    GtkSingleSelection *single = gtk_single_selection_new(G_LIST_MODEL(strings(30, reverse)));
+    gtk_single_selection_set_autoselect(single, FALSE);
+    *cv = GTK_COLUMN_VIEW(named(gtk_column_view_new(GTK_SELECTION_MODEL(single)), "columns"));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(*cv));
+    GtkMultiSelection *multi = gtk_multi_selection_new(G_LIST_MODEL(strings(30, reverse)));
+    *gv = GTK_GRID_VIEW(named(gtk_grid_view_new(GTK_SELECTION_MODEL(multi), NULL), "grid"));
+    rst_gtk_set_identity(GTK_WIDGET(*gv), grid_identity, "grid");
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(*gv));
+    return win;
+}
+static const char *selected_string(GtkSelectionModel *m, guint pos) {
+    GtkStringObject *o = g_list_model_get_item(G_LIST_MODEL(m), pos);
+    const char *s = gtk_string_object_get_string(o);
+    g_object_unref(o);
+    return s;
+}
+
+/* A window with a scrolled window "sw" over a 2000 x 2000 area. */
+static GtkWidget *scroll_window(GtkScrolledWindow **sw) {
+    GtkWidget *win = named(gtk_window_new(), "scrolling");
+    gtk_window_set_default_size(GTK_WINDOW(win), 300, 200);
+    *sw = GTK_SCROLLED_WINDOW(named(gtk_scrolled_window_new(), "sw"));
+    GtkWidget *area = gtk_drawing_area_new();
+    gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(area), 2000);
+    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), 2000);
+    gtk_scrolled_window_set_child(*sw, area);
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(*sw));
+    return win;
+}
+static gboolean laid_out(GtkScrolledWindow *sw) {
+    GtkAdjustment *v = gtk_scrolled_window_get_vadjustment(sw);
+    return gtk_widget_get_mapped(GTK_WIDGET(sw)) && gtk_adjustment_get_upper(v) >= 2000 && gtk_adjustment_get_page_size(v) > 0;
+}
+static gboolean scrolled_to(GtkScrolledWindow *sw, double h, double v) {
+    return gtk_adjustment_get_value(gtk_scrolled_window_get_hadjustment(sw)) == h
+        && gtk_adjustment_get_value(gtk_scrolled_window_get_vadjustment(sw)) == v;
+}
+/* Runs the main loop for `ms` milliseconds. */
+static void run_loop(int ms) {
+    gint64 end = g_get_monotonic_time() + (gint64)ms * 1000;
+    while (g_get_monotonic_time() < end)
+        if (!g_main_context_iteration(NULL, FALSE)) g_usleep(2000);
+}
+static gboolean run_until_laid_out(GtkScrolledWindow *sw) {
+    for (int i = 0; i < 250 && !laid_out(sw); i++) run_loop(20);
+    return laid_out(sw);
+}
 
 int main(int argc, char **argv) {
     (void)argc;
@@ -255,5 +327,84 @@ int main(int argc, char **argv) {
     rst_free(buf);
     rst_engine_destroy(ec);
     rst_engine_destroy(ed);
+
+    /* 7. A column view (GtkStringObject items: their strings) and a grid
+     *    view with several rows selected (an identity callback) restored
+     *    into models in reverse order. */
+    GtkColumnView *cv;
+    GtkGridView *gv;
+    GtkWidget *lw = list_window(FALSE, &cv, &gv);
+    rst_engine *el = engine();
+    CHECK_OK(rst_gtk_track(el, lw, NULL, NULL));
+    GtkSelectionModel *cm = gtk_column_view_get_model(cv), *gm = gtk_grid_view_get_model(gv);
+    gtk_selection_model_select_item(cm, 4, TRUE);
+    gtk_selection_model_select_item(gm, 3, FALSE);
+    gtk_selection_model_select_item(gm, 5, FALSE);
+    gtk_selection_model_select_item(gm, 7, FALSE);
+    CHECK(rst_is_dirty(el));
+    CHECK_OK(rst_save_to_buffer(el, &buf, &len));
+    CHECK(identity_calls > 0);
+    GtkWidget *lw2 = list_window(TRUE, &cv, &gv);
+    rst_engine *el2 = engine();
+    CHECK_OK(rst_gtk_track(el2, lw2, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(el2, buf, len));
+    cm = gtk_column_view_get_model(cv);
+    gm = gtk_grid_view_get_model(gv);
+    CHECK_EQ(gtk_single_selection_get_selected(GTK_SINGLE_SELECTION(cm)), 25);   /* s04, reversed */
+    CHECK_STR(selected_string(cm, 25), "s04");
+    GtkBitset *sel = gtk_selection_model_get_selection(gm);
+    CHECK_EQ(gtk_bitset_get_size(sel), 3);
+    CHECK(gtk_bitset_contains(sel, 26) && gtk_bitset_contains(sel, 24) && gtk_bitset_contains(sel, 22));
+    gtk_bitset_unref(sel);
+    CHECK(!rst_is_dirty(el2));
+    rst_free(buf);
+    rst_engine_destroy(el);
+    rst_engine_destroy(el2);
+    gtk_window_destroy(GTK_WINDOW(lw));
+    gtk_window_destroy(GTK_WINDOW(lw2));
+
+    /* 8. A scrolled window's offsets, restored before the window is shown,
+     *    are there once it is laid out; the layout does not mark it dirty. */
+    GtkScrolledWindow *sw;
+    GtkWidget *sww = scroll_window(&sw);
+    rst_engine *es = engine();
+    CHECK_OK(rst_gtk_track(es, sww, NULL, NULL));
+    gtk_window_present(GTK_WINDOW(sww));
+    CHECK(run_until_laid_out(sw));
+    gtk_adjustment_set_value(gtk_scrolled_window_get_hadjustment(sw), 150);
+    gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(sw), 700);
+    CHECK(rst_is_dirty(es));
+    CHECK_OK(rst_save_to_buffer(es, &buf, &len));
+    GtkScrolledWindow *sw2;
+    GtkWidget *sww2 = scroll_window(&sw2);
+    rst_engine *es2 = engine();
+    CHECK_OK(rst_gtk_track(es2, sww2, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(es2, buf, len));
+    void *pending = NULL;
+    size_t pending_len = 0;
+    CHECK_OK(rst_save_to_buffer(es2, &pending, &pending_len));        /* before the layout: the pending offsets */
+    gtk_window_present(GTK_WINDOW(sww2));
+    CHECK(run_until_laid_out(sw2));
+    for (int i = 0; i < 100 && !scrolled_to(sw2, 150, 700); i++) run_loop(20);
+    run_loop(200);
+    CHECK(scrolled_to(sw2, 150, 700));
+    CHECK(!rst_is_dirty(es2));
+    GtkScrolledWindow *sw3;
+    GtkWidget *sww3 = scroll_window(&sw3);
+    rst_engine *es3 = engine();
+    CHECK_OK(rst_gtk_track(es3, sww3, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(es3, pending, pending_len));
+    gtk_window_present(GTK_WINDOW(sww3));
+    CHECK(run_until_laid_out(sw3));
+    for (int i = 0; i < 100 && !scrolled_to(sw3, 150, 700); i++) run_loop(20);
+    CHECK(scrolled_to(sw3, 150, 700));
+    rst_free(buf);
+    rst_free(pending);
+    rst_engine_destroy(es);
+    rst_engine_destroy(es2);
+    rst_engine_destroy(es3);
+    gtk_window_destroy(GTK_WINDOW(sww));
+    gtk_window_destroy(GTK_WINDOW(sww2));
+    gtk_window_destroy(GTK_WINDOW(sww3));
     DONE();
 }

@@ -146,7 +146,13 @@ static char *item_identity(GtkWidget *view, GObject *item) {
 static gboolean has_identity(GtkWidget *view) {
     if (g_object_get_data(G_OBJECT(view), IDENTITY_KEY)) return TRUE;
     GListModel *m = list_model(view);
-    return m && g_list_model_get_item_type(m) == GTK_TYPE_STRING_OBJECT;
+    if (!m) return FALSE;
+    if (g_type_is_a(g_list_model_get_item_type(m), GTK_TYPE_STRING_OBJECT)) return TRUE;
+    /* Selection models often say G_TYPE_OBJECT: look at an item. */
+    GObject *first = g_list_model_get_n_items(m) > 0 ? g_list_model_get_item(m, 0) : NULL;
+    gboolean strings = first && GTK_IS_STRING_OBJECT(first);
+    if (first) g_object_unref(first);
+    return strings;
 }
 static char *identity_at(GtkWidget *view, GListModel *m, guint pos) {
     GObject *item = g_list_model_get_item(m, pos);
