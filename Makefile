@@ -61,11 +61,11 @@ deps-gtk:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libgtk-4-dev xvfb; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libgtk-4-dev xvfb; fi; \
 	fi
-	@# The test's screenshots: xwd (x11-apps), ImageMagick's convert.
-	@if ! command -v xwd >/dev/null || ! [ -x /usr/bin/convert ]; then \
-	  echo "installing x11-apps imagemagick"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq x11-apps imagemagick; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq x11-apps imagemagick; fi; \
+	@# The test's screenshots (xwd from x11-apps, ImageMagick's convert) and its window resize (xdotool).
+	@if ! command -v xwd >/dev/null || ! [ -x /usr/bin/convert ] || ! command -v xdotool >/dev/null; then \
+	  echo "installing x11-apps imagemagick xdotool"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq x11-apps imagemagick xdotool; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq x11-apps imagemagick xdotool; fi; \
 	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin

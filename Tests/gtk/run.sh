@@ -10,8 +10,9 @@
 #      a screenshot;
 #   3. relaunch with the list model reversed: the selection and the top row
 #      follow the items, not the indexes; a screenshot;
-#   4. switch page and type, then SIGTERM at once (autosave 60 s away): the
-#      signal save keeps it, the process ends by SIGTERM, next launch RELAUNCH;
+#   4. switch page and type, resize the window from outside (xdotool), then
+#      SIGTERM at once (autosave 60 s away): the signal save keeps it, the
+#      process ends by SIGTERM, next launch RELAUNCH;
 #   5. type, then close the window at once: the save at close-request keeps it.
 # Before them, Tests/gtk/widgets.c checks every supported widget type and
 # the failures (bad archive values, skipped, duplicate and invalid names,
@@ -133,12 +134,17 @@ NOTES_AUTOSAVE_MS=60000 NOTES_SET="page=settings;entry=after SIGTERM" NOTES_READ
 P=$!
 wait_file "$WORK/ready"
 grep -qx dirty "$WORK/ready" 2>/dev/null && ok "dirty before SIGTERM" || bad "not dirty before SIGTERM"
+# The window resized from outside, as by the window manager (xdotool).
+WID=$(xdotool search --onlyvisible --name "Notes" 2>/dev/null | head -1)
+if [ -n "$WID" ] && xdotool windowsize "$WID" 640 450; then sleep 0.5; else bad "xdotool could not resize the window"; fi
 kill -TERM "$P"; wait "$P"; rc=$?; P=
 [ $rc -eq 143 ] && ok "ended by SIGTERM" || bad "exit status $rc after SIGTERM (expected 143): $(cat "$WORK/run4.log")"
 SHOT= dump after-sigterm
 expect "reason=RST_REASON_RELAUNCH"
 expect "page=settings"
 expect "entry=after SIGTERM"
+expect "width=640"
+expect "height=450"
 expect "top_row=$SEEN"
 
 # 5. A change, then the window closed at once: the save at close-request keeps it.
