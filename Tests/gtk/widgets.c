@@ -232,6 +232,29 @@ int main(int argc, char **argv) {
     CHECK(memmem(buf, len, "pw-entry-123", 12) == NULL);          /* passwords are never written */
     CHECK(memmem(buf, len, "pw-password-456", 15) == NULL);
     CHECK(memmem(buf, len, "skipped text", 12) == NULL);
+    CHECK(memmem(buf, len, "h\xc3\xa9llo", 6) != NULL);          /* (the search is sound) */
+    rst_free(buf);
+    /* An entry that hides its text later, and shows it again, stays a password. */
+    GtkWidget *pw = named(gtk_window_new(), "pw");
+    GtkEditable *later = GTK_EDITABLE(named(gtk_entry_new(), "later"));
+    gtk_window_set_child(GTK_WINDOW(pw), GTK_WIDGET(later));
+    rst_engine *epw = engine();
+    CHECK_OK(rst_gtk_track(epw, pw, NULL, NULL));
+    gtk_editable_set_text(later, "visible-then-hidden");
+    CHECK_OK(rst_save_to_buffer(epw, &buf, &len));
+    CHECK(memmem(buf, len, "visible-then-hidden", 19) != NULL);
+    rst_free(buf);
+    gtk_entry_set_visibility(GTK_ENTRY(later), FALSE);
+    CHECK_OK(rst_save_to_buffer(epw, &buf, &len));
+    CHECK(memmem(buf, len, "visible-then-hidden", 19) == NULL);
+    rst_free(buf);
+    gtk_entry_set_visibility(GTK_ENTRY(later), TRUE);              /* "show password" */
+    CHECK_OK(rst_save_to_buffer(epw, &buf, &len));
+    CHECK(memmem(buf, len, "visible-then-hidden", 19) == NULL);
+    rst_free(buf);
+    rst_engine_destroy(epw);
+    gtk_window_destroy(GTK_WINDOW(pw));
+    CHECK_OK(rst_save_to_buffer(ea, &buf, &len));
 
     /* 2. A second copy of the window gets it all back, and stays clean. */
     ui b;

@@ -66,6 +66,7 @@ typedef struct node {
     guint tick;
     int ticks, stable;
     gboolean applied_once;
+    gboolean secret;            /* an entry once seen hiding its text: never saved */
 } node;
 
 static GHashTable *trackers;    /* rst_engine * -> tracker * */
@@ -183,6 +184,13 @@ static gboolean vertical_left_to_child(node *n) {
     return child && is_list(child) && g_object_get_data(G_OBJECT(child), NODE_KEY) != NULL;
 }
 
+/* A password entry, or one that hid its text at any time it was looked at
+ * (a "show password" toggle does not make it saveable). */
+static gboolean secret_entry(node *n) {
+    if (n->widget && is_password(n->widget)) n->secret = TRUE;
+    return n->secret;
+}
+
 /* ---- capture: the widget's state as values ---- */
 
 static void capture(node *n) {
@@ -206,7 +214,7 @@ static void capture(node *n) {
     case K_NOTEBOOK: add_int(s, "page", gtk_notebook_get_current_page(GTK_NOTEBOOK(w))); break;
     case K_SPIN: add_double(s, "value", gtk_spin_button_get_value(GTK_SPIN_BUTTON(w))); break;
     case K_EDITABLE:
-        if (is_password(w)) break;                 /* never a password */
+        if (secret_entry(n)) break;                /* never a password */
         add_string(s, "text", gtk_editable_get_text(GTK_EDITABLE(w)));
         add_int(s, "cursor", gtk_editable_get_position(GTK_EDITABLE(w)));
         break;
@@ -277,7 +285,7 @@ static void capture(node *n) {
 
 static void node_encode(void *instance, rst_coder *c) {
     node *n = instance;
-    if (n->kind == K_EDITABLE && n->widget && is_password(n->widget) && rst_coder_set_sensitivity)
+    if (n->kind == K_EDITABLE && secret_entry(n) && rst_coder_set_sensitivity)
         (void)rst_coder_set_sensitivity(c, "text", RST_SENSITIVITY_SECRET);   /* RST_ERR_*: not fatal */
     capture(n);                         /* no-op once the widget is gone: the last state seen */
     for (guint i = 0; i < n->snap->len; i++) {
@@ -478,7 +486,7 @@ static void apply(node *n, rst_coder *c) {
         if (get_double(c, "value", &d)) gtk_spin_button_set_value(GTK_SPIN_BUTTON(w), d);
         break;
     case K_EDITABLE:
-        if (is_password(w)) break;
+        if (secret_entry(n)) break;
         if ((s = get_string(c, "text"))) {
             gtk_editable_set_text(GTK_EDITABLE(w), s);
             if (get_int(c, "cursor", -1, g_utf8_strlen(s, -1), &i)) gtk_editable_set_position(GTK_EDITABLE(w), (int)i);
@@ -609,6 +617,7 @@ static void connect_widget(node *n) {
     case K_EDITABLE:
         g_signal_connect(w, "notify::text", cb, n);
         g_signal_connect(w, "notify::cursor-position", cb, n);
+        if (GTK_IS_ENTRY(w) || GTK_IS_TEXT(w)) g_signal_connect(w, "notify::visibility", cb, n);
         break;
     case K_TEXTVIEW: g_signal_connect(w, "notify::buffer", G_CALLBACK(on_replaced), n); break;
     case K_TOGGLE: g_signal_connect(w, "notify::active", cb, n); break;

@@ -19,7 +19,8 @@
  *   else "window". Call rst_gtk_track() once per root, after the tree is
  *   built and before rst_restore(); widgets added later are not tracked.
  * - Password entries (GtkPasswordEntry, or a GtkEntry/GtkText whose
- *   visibility is off when saved) never have their text written.
+ *   visibility was off at any time the library looked: tracking, a save, a
+ *   change of visibility) never have their text written.
  * - A widget that is destroyed keeps its last state in the archive until the
  *   engine is destroyed; the library holds no reference to tracked widgets.
  * - Every function runs on the GTK main thread.
