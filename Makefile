@@ -239,8 +239,9 @@ uninstall:
 GTK_VERSION := $(shell sed -n 's/^\#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
 GTK_SONAME  := librestoration-gtk.so.$(firstword $(subst ., ,$(GTK_VERSION)))
 GTK_LIB     := librestoration-gtk.so.$(GTK_VERSION)
-# $(call gtk_lib,OUT,LIBDIR): one shell line compiling the library into OUT against LIBDIR's librestoration.
-gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -IInclude \
+# $(call gtk_lib,OUT,LIBDIR,FLAGS): one shell line compiling the library into OUT against LIBDIR's
+# librestoration (-Werror in the tree only: a newer GTK's deprecations must not break a package build).
+gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra $(3) -O2 -g -fPIC -fvisibility=hidden -IInclude \
   $$(pkg-config --cflags gtk4) -shared Toolkits/gtk/restoration-gtk.c -Wl,-soname,$(GTK_SONAME) \
   -L$(2) -lrestoration $$(pkg-config --libs gtk4) -lm -o $(1)/$(GTK_LIB) && \
   ln -sf $(GTK_LIB) $(1)/$(GTK_SONAME) && ln -sf $(GTK_SONAME) $(1)/librestoration-gtk.so
@@ -248,7 +249,7 @@ gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisi
 gtk: deps deps-gtk
 	$(SWIFT_BUILD) --product restoration
 	@BIN=$$($(SWIFT_BUILD) --show-bin-path); ln -sf librestoration.so $$BIN/$(SONAME); \
-	$(call gtk_lib,.build/gtk,$$BIN)
+	$(call gtk_lib,.build/gtk,$$BIN,-Werror)
 
 all: dist-gtk
 dist-gtk: dist
