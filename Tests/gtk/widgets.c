@@ -5,7 +5,8 @@
  * skipped widget, duplicate and invalid names, a destroyed widget, an
  * engine destroyed before its widgets. Then list selections by identity
  * (column view, grid view with several rows) into reordered models, and a
- * scrolled window's offsets applied after the first layout. */
+ * scrolled window's offsets applied after the first layout; every kind of
+ * change marking the engine dirty, through an archive file. */
 #include "check.h"
 #include <gtk/gtk.h>
 #include <restoration-gtk.h>
@@ -18,7 +19,7 @@ typedef struct ui {
     GtkRange *scale;
     GtkToggleButton *toggle;
     GtkSwitch *sw;
-    GtkEditable *entry, *secret, *password, *skipped;
+    GtkEditable *entry, *secret, *password, *skipped, *search;
     GtkTextView *tv;
     GtkCheckButton *check;
     GtkStack *stack;
@@ -57,6 +58,8 @@ static void build(ui *u) {
     u->skipped = GTK_EDITABLE(named(gtk_entry_new(), "skipped"));
     rst_gtk_skip(GTK_WIDGET(u->skipped));
     gtk_box_append(b, GTK_WIDGET(u->skipped));
+    u->search = GTK_EDITABLE(named(gtk_search_entry_new(), "search"));
+    gtk_box_append(b, GTK_WIDGET(u->search));
     u->tv = GTK_TEXT_VIEW(named(gtk_text_view_new(), "tv"));
     gtk_box_append(b, GTK_WIDGET(u->tv));
     GtkWidget *group = named(gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0), "group");   /* a scope */
@@ -429,5 +432,63 @@ int main(int argc, char **argv) {
     gtk_window_destroy(GTK_WINDOW(sww));
     gtk_window_destroy(GTK_WINDOW(sww2));
     gtk_window_destroy(GTK_WINDOW(sww3));
+
+    /* 9. Each kind of change a user makes marks the engine dirty. */
+    char dir[] = "/tmp/rst-gtk-widgets.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *archive = xasprintf("%s/w.rst", dir);
+    ui f;
+    build(&f);
+    rst_engine *ef = new_engine(archive);
+    CHECK_OK(rst_gtk_track(ef, GTK_WIDGET(f.win), NULL, NULL));
+    CHECK_OK(rst_restore(ef) == RST_ERR_NOT_FOUND ? RST_OK : RST_ERR_STATE);
+#define DIRTIES(what, change) do {                                          \
+        CHECK_OK(rst_flush(ef));                                            \
+        CHECK(!rst_is_dirty(ef));                                           \
+        change;                                                             \
+        if (!rst_is_dirty(ef)) { fprintf(stderr, "not dirty after: %s\n", what); CHECK(rst_is_dirty(ef)); } \
+    } while (0)
+    DIRTIES("window size", gtk_window_set_default_size(f.win, 500, 400));
+    DIRTIES("notebook page", gtk_notebook_set_current_page(f.book, 1));
+    DIRTIES("expander", gtk_expander_set_expanded(f.exp, TRUE));
+    DIRTIES("spin button", gtk_spin_button_set_value(f.spin, 3));
+    DIRTIES("scale", gtk_range_set_value(f.scale, 2));
+    DIRTIES("toggle button", gtk_toggle_button_set_active(f.toggle, TRUE));
+    DIRTIES("switch", gtk_switch_set_active(f.sw, TRUE));
+    DIRTIES("entry text", gtk_editable_set_text(f.entry, "abc"));
+    DIRTIES("entry cursor", gtk_editable_set_position(f.entry, 1));
+    DIRTIES("search entry", gtk_editable_set_text(f.search, "query"));
+    DIRTIES("text view", gtk_text_buffer_set_text(gtk_text_view_get_buffer(f.tv), "x", -1));
+    GtkTextBuffer *newbuf = gtk_text_buffer_new(NULL);
+    DIRTIES("text view buffer replaced", gtk_text_view_set_buffer(f.tv, newbuf));
+    DIRTIES("replaced buffer", gtk_text_buffer_set_text(newbuf, "in the new buffer", -1));
+    g_object_unref(newbuf);
+    DIRTIES("check button", gtk_check_button_set_active(f.check, TRUE));
+    DIRTIES("stack", gtk_stack_set_visible_child_name(f.stack, "two"));
+    DIRTIES("paned", gtk_paned_set_position(f.paned, 77));
+    CHECK_OK(rst_flush(ef));
+    rst_engine_destroy(ef);
+    ui g;
+    build(&g);
+    rst_engine *eg = new_engine(archive);
+    CHECK_OK(rst_gtk_track(eg, GTK_WIDGET(g.win), NULL, NULL));
+    CHECK_OK(rst_restore(eg));
+    text = tv_text(g.tv, &cursor);
+    CHECK_STR(text, "in the new buffer");
+    g_free(text);
+    CHECK_STR(gtk_editable_get_text(g.search), "query");
+    CHECK_EQ(gtk_paned_get_position(g.paned), 77);
+    rst_engine_destroy(eg);
+    gtk_window_destroy(f.win);
+    gtk_window_destroy(g.win);
+    unlink(archive);
+    const char *beside[] = { "session", "lock", "1", "2" };
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        char *f2 = xasprintf("%s.%s", archive, beside[i]);
+        unlink(f2);
+        free(f2);
+    }
+    free(archive);
+    rmdir(dir);
     DONE();
 }

@@ -597,7 +597,11 @@ static void rewatch(node *n) {
     default: break;
     }
 }
-static void on_replaced(GObject *o, GParamSpec *p, gpointer data) { (void)o; (void)p; rewatch(data); }
+static void on_replaced(GObject *o, GParamSpec *p, gpointer data) {
+    (void)o; (void)p;
+    rewatch(data);
+    changed(data);                      /* a new buffer or model shows other state */
+}
 
 static void connect_widget(node *n) {
     GtkWidget *w = n->widget;
