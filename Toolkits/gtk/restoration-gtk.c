@@ -67,6 +67,8 @@ typedef struct node {
     int ticks, stable;
     gboolean applied_once;
     gboolean secret;            /* an entry once seen hiding its text: never saved */
+    gboolean top_looked;        /* top_pos: where the restored top row is in the model */
+    guint top_pos;
 } node;
 
 static GHashTable *trackers;    /* rst_engine * -> tracker * */
@@ -317,7 +319,11 @@ static gboolean scroll_target(node *n, GtkAdjustment *a, double wanted, gboolean
     if (by_row && n->ptop) {
         GListModel *m = list_model(n->widget);
         guint count = m ? g_list_model_get_n_items(m) : 0;
-        guint pos = m ? find_identity(n->widget, m, n->ptop) : GTK_INVALID_LIST_POSITION;
+        if (!n->top_looked && m) {      /* once per restore: a search of the model */
+            n->top_pos = find_identity(n->widget, m, n->ptop);
+            n->top_looked = TRUE;
+        }
+        guint pos = n->top_looked && n->top_pos < count ? n->top_pos : GTK_INVALID_LIST_POSITION;
         if (pos != GTK_INVALID_LIST_POSITION && count > 0) {
 #if GTK_CHECK_VERSION(4, 12, 0)
             if (!n->applied_once) {
@@ -384,6 +390,7 @@ static void start_scroll(node *n) {
     n->pending = TRUE;
     n->ticks = n->stable = 0;
     n->applied_once = FALSE;
+    n->top_looked = FALSE;
     if (!n->tick) n->tick = gtk_widget_add_tick_callback(n->widget, scroll_tick, n, NULL);
 }
 
