@@ -490,5 +490,24 @@ int main(int argc, char **argv) {
     }
     free(archive);
     rmdir(dir);
+
+    /* 10. GtkBuilder ids name widgets too; objects without an id are not saved. */
+    static const char xml[] =
+        "<interface><object class=\"GtkWindow\" id=\"bwin\"><child><object class=\"GtkBox\">"
+        "<child><object class=\"GtkEntry\" id=\"bentry\"/></child>"
+        "<child><object class=\"GtkLabel\"/></child>"
+        "</object></child></object></interface>";
+    GtkBuilder *builder = gtk_builder_new_from_string(xml, -1);
+    GtkWidget *bwin = GTK_WIDGET(gtk_builder_get_object(builder, "bwin"));
+    GtkWidget *bentry = GTK_WIDGET(gtk_builder_get_object(builder, "bentry"));
+    rst_engine *ebld = engine();
+    CHECK_OK(rst_gtk_track(ebld, bwin, NULL, NULL));
+    CHECK(rst_find_object(ebld, "bwin") != NULL);
+    CHECK(rst_find_object(ebld, "bwin/bentry") == rst_gtk_object(bentry));
+    CHECK(rst_gtk_object(gtk_widget_get_next_sibling(bentry)) == NULL);
+    CHECK(rst_gtk_object(gtk_widget_get_parent(bentry)) == NULL);
+    rst_engine_destroy(ebld);
+    gtk_window_destroy(GTK_WINDOW(bwin));
+    g_object_unref(builder);
     DONE();
 }
