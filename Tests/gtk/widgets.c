@@ -150,21 +150,22 @@ static const char *selected_string(GtkSelectionModel *m, guint pos) {
     return s;
 }
 
-/* A window with a scrolled window "sw" over a 2000 x 2000 area. */
-static GtkWidget *scroll_window(GtkScrolledWindow **sw) {
+/* A window with a scrolled window "sw" over a 2000 x `height` area. */
+static GtkWidget *scroll_window_of(GtkScrolledWindow **sw, int height) {
     GtkWidget *win = named(gtk_window_new(), "scrolling");
     gtk_window_set_default_size(GTK_WINDOW(win), 300, 200);
     *sw = GTK_SCROLLED_WINDOW(named(gtk_scrolled_window_new(), "sw"));
     GtkWidget *area = gtk_drawing_area_new();
     gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(area), 2000);
-    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), 2000);
+    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), height);
     gtk_scrolled_window_set_child(*sw, area);
     gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(*sw));
     return win;
 }
+static GtkWidget *scroll_window(GtkScrolledWindow **sw) { return scroll_window_of(sw, 2000); }
 static gboolean laid_out(GtkScrolledWindow *sw) {
     GtkAdjustment *v = gtk_scrolled_window_get_vadjustment(sw);
-    return gtk_widget_get_mapped(GTK_WIDGET(sw)) && gtk_adjustment_get_upper(v) >= 2000 && gtk_adjustment_get_page_size(v) > 0;
+    return gtk_widget_get_mapped(GTK_WIDGET(sw)) && gtk_adjustment_get_upper(v) >= 500 && gtk_adjustment_get_page_size(v) > 0;
 }
 static gboolean scrolled_to(GtkScrolledWindow *sw, double h, double v) {
     return gtk_adjustment_get_value(gtk_scrolled_window_get_hadjustment(sw)) == h
@@ -424,6 +425,28 @@ int main(int argc, char **argv) {
     CHECK(run_until_laid_out(sw3));
     for (int i = 0; i < 100 && !scrolled_to(sw3, 150, 700); i++) run_loop(20);
     CHECK(scrolled_to(sw3, 150, 700));
+    /* Content shorter than the saved offset: the nearest offset at once,
+     *    and the user's scrolling afterwards is not taken back. */
+    GtkScrolledWindow *sw4;
+    GtkWidget *sww4 = scroll_window_of(&sw4, 600);
+    rst_engine *es4 = engine();
+    CHECK_OK(rst_gtk_track(es4, sww4, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(es4, buf, len));
+    gtk_window_present(GTK_WINDOW(sww4));
+    CHECK(run_until_laid_out(sw4));
+    GtkAdjustment *v4 = gtk_scrolled_window_get_vadjustment(sw4);
+    double bottom = gtk_adjustment_get_upper(v4) - gtk_adjustment_get_page_size(v4);
+    for (int i = 0; i < 50 && gtk_adjustment_get_value(v4) != bottom; i++) run_loop(20);
+    CHECK(gtk_adjustment_get_value(v4) == bottom);
+    CHECK(gtk_adjustment_get_value(gtk_scrolled_window_get_hadjustment(sw4)) == 150);
+    run_loop(300);
+    CHECK(!rst_is_dirty(es4));
+    gtk_adjustment_set_value(v4, 10);                                  /* the user scrolls */
+    run_loop(300);
+    CHECK(gtk_adjustment_get_value(v4) == 10);
+    CHECK(rst_is_dirty(es4));
+    rst_engine_destroy(es4);
+    gtk_window_destroy(GTK_WINDOW(sww4));
     rst_free(buf);
     rst_free(pending);
     rst_engine_destroy(es);

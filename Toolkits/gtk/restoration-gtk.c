@@ -67,6 +67,7 @@ typedef struct node {
     int ticks, stable;
     gboolean applied_once;
     gboolean secret;            /* an entry once seen hiding its text: never saved */
+    double last_upper[2];       /* the content's size at the last frame (h, v) */
     gboolean top_looked;        /* top_pos: where the restored top row is in the model */
     guint top_pos;
 } node;
@@ -312,9 +313,9 @@ static void set_value_moving(GtkAdjustment *a, double target) {
 }
 
 /* Where a list's restored top row is now (its identity, in the model as it
- * is), else the saved offset; FALSE while the content is too short yet. */
-static gboolean scroll_target(node *n, GtkAdjustment *a, double wanted, gboolean by_row, double *out) {
-    double upper = gtk_adjustment_get_upper(a), page = gtk_adjustment_get_page_size(a);
+ * is), else the saved offset. */
+static double scroll_target(node *n, GtkAdjustment *a, double wanted, gboolean by_row) {
+    double upper = gtk_adjustment_get_upper(a);
     double target = wanted;
     if (by_row && n->ptop) {
         GListModel *m = list_model(n->widget);
@@ -337,24 +338,27 @@ static gboolean scroll_target(node *n, GtkAdjustment *a, double wanted, gboolean
             target = pos * row + CLAMP(n->ptop_off, 0, row);
         }
     }
-    if (target > upper - page) {
-        if (n->ticks < SCROLL_WAIT_FRAMES) return FALSE;   /* content still growing */
-        target = MAX(0, upper - page);
-    }
-    *out = MAX(0, target);
-    return TRUE;
+    return MAX(0, target);
 }
 
-static gboolean apply_one(node *n, GtkAdjustment *a, double wanted, gboolean by_row) {
-    double target;
-    if (!a || !scroll_target(n, a, wanted, by_row, &target)) return FALSE;
-    if (!n->applied_once || fabs(gtk_adjustment_get_value(a) - target) > 0.5) {
+/* Sets the nearest offset the content allows now; TRUE once it is the
+ * restored one, or the content stopped growing (its size held since the
+ * last frame), or had SCROLL_WAIT_FRAMES to grow to it. */
+static gboolean apply_one(node *n, int axis, GtkAdjustment *a, double wanted, gboolean by_row) {
+    if (!a) return FALSE;
+    double target = scroll_target(n, a, wanted, by_row);
+    double upper = gtk_adjustment_get_upper(a);
+    gboolean grew = upper != n->last_upper[axis];
+    n->last_upper[axis] = upper;
+    double reachable = MAX(0, upper - gtk_adjustment_get_page_size(a));
+    double now = MIN(target, reachable);
+    if (!n->applied_once || fabs(gtk_adjustment_get_value(a) - now) > 0.5) {
         n->t->applying++;
-        set_value_moving(a, target);
+        set_value_moving(a, now);
         n->t->applying--;
         return FALSE;                   /* check again next frame */
     }
-    return TRUE;
+    return target <= reachable + 0.5 || !grew || n->ticks >= SCROLL_WAIT_FRAMES;
 }
 
 static gboolean scroll_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
@@ -368,15 +372,15 @@ static gboolean scroll_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
     gboolean done;
     if (n->kind == K_SCROLLED) {
         GtkAdjustment *ha = gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(w));
-        done = apply_one(n, ha, n->ph, FALSE);
-        if (!vertical_left_to_child(n)) done = apply_one(n, va, n->pv, FALSE) && done;
+        done = apply_one(n, 0, ha, n->ph, FALSE);
+        if (!vertical_left_to_child(n)) done = apply_one(n, 1, va, n->pv, FALSE) && done;
     } else {
-        done = apply_one(n, va, n->pv, !GTK_IS_GRID_VIEW(w));
+        done = apply_one(n, 1, va, n->pv, !GTK_IS_GRID_VIEW(w));
     }
     n->applied_once = TRUE;
     /* Done when it held for 3 frames (a first layout may move it back). */
     n->stable = done ? n->stable + 1 : 0;
-    if (n->stable >= 3 || n->ticks > SCROLL_WAIT_FRAMES + 60) {
+    if (n->stable >= 3 || n->ticks > SCROLL_WAIT_FRAMES + 30) {
         n->pending = FALSE;
         g_clear_pointer(&n->ptop, g_free);
         n->tick = 0;
@@ -391,6 +395,7 @@ static void start_scroll(node *n) {
     n->ticks = n->stable = 0;
     n->applied_once = FALSE;
     n->top_looked = FALSE;
+    n->last_upper[0] = n->last_upper[1] = -1;
     if (!n->tick) n->tick = gtk_widget_add_tick_callback(n->widget, scroll_tick, n, NULL);
 }
 
