@@ -45,6 +45,7 @@ typedef struct tracker {        /* one per engine */
     guint source;               /* the engine's descriptor in the main loop */
     int refs;                   /* nodes alive */
     int applying;               /* > 0 while the library changes widgets */
+    gboolean has_file;          /* an archive_path: flushes can save */
 } tracker;
 
 typedef struct identity { rst_gtk_identity_fn fn; void *ctx; } identity;
@@ -478,7 +479,7 @@ static void apply(node *n, rst_coder *c) {
         gtk_window_get_default_size(GTK_WINDOW(w), &cw, &ch);
         if (get_int(c, "width", 1, 100000, &width)) cw = (int)width;
         if (get_int(c, "height", 1, 100000, &height)) ch = (int)height;
-        gtk_window_set_default_size(GTK_WINDOW(w), cw, ch);
+        gtk_window_set_default_size(GTK_WINDOW(w), cw > 0 ? cw : -1, ch > 0 ? ch : -1);   /* -1: unset */
         if (get_bool(c, "maximized", &b) && b) gtk_window_maximize(GTK_WINDOW(w));
         if (get_bool(c, "fullscreen", &b) && b) gtk_window_fullscreen(GTK_WINDOW(w));
         break;
@@ -753,6 +754,7 @@ static gboolean on_engine_fd(gint fd, GIOCondition cond, gpointer data) {
 }
 
 static void flush(node *top, const char *when) {
+    if (!top->t->has_file) return;      /* an engine of buffers: the app saves */
     rst_status s = rst_flush(top->t->engine);
     if (s != RST_OK) g_warning("saving at %s: %s: %s", when, rst_status_name(s), rst_last_error());
 }
@@ -796,6 +798,7 @@ rst_status rst_gtk_track(rst_engine *e, GtkWidget *root, rst_object *parent, rst
     if (s == RST_OK) {
         if (fresh) {
             int fd = rst_event_fd(e);   /* -1 without archive_path: no autosave to run */
+            t->has_file = fd >= 0;
             if (fd >= 0) t->source = g_unix_fd_add(fd, G_IO_IN, on_engine_fd, t);
         }
         if (GTK_IS_WINDOW(root)) g_signal_connect(root, "close-request", G_CALLBACK(on_close_request), top);

@@ -23,7 +23,10 @@
  *   change of visibility) never have their text written.
  * - A widget that is destroyed keeps its last state in the archive until the
  *   engine is destroyed; the library holds no reference to tracked widgets.
- * - Every function runs on the GTK main thread.
+ * - Every function runs on the GTK main thread, and so must the engine's
+ *   saves: the library dispatches them from the GLib main loop, so do not
+ *   also start rst_start_autosave_thread() (its saves would read widgets
+ *   from another thread); rst_save(), rst_flush() on the GTK thread are fine.
  * - Problems with single widgets (a name with '/', two siblings of the same
  *   name) are logged with g_warning() in the "restoration-gtk" domain, the
  *   widget is left out, and rst_gtk_track() returns the first such status
@@ -53,8 +56,8 @@ extern "C" {
  *  app's "windows" scope in a multi-window app), hooks the engine into the
  *  GLib main loop (once per engine: g_unix_fd_add() on rst_event_fd(), whose
  *  source calls rst_dispatch(); nothing for an engine without archive_path)
- *  and flushes the engine at the window's close-request and when `root` is
- *  unrealized. Values are applied when rst_restore() (or
+ *  and flushes the engine (with an archive_path) at the window's
+ *  close-request and when `root` is unrealized. Values are applied when rst_restore() (or
  *  rst_restore_from_buffer()) decodes them; scroll positions once the
  *  widget is laid out.
  *  @param[out] out the root's object (to register the app's own objects
