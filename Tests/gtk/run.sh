@@ -34,7 +34,9 @@ finish() {
 }
 
 # librestoration (in-tree) and librestoration-gtk (.build/gtk), then the example against them.
-make --no-print-directory gtk >/dev/null || { bad "make gtk (librestoration-gtk)"; finish; }
+GTKLOG=$(mktemp)
+make --no-print-directory gtk > "$GTKLOG" 2>&1 || { tail -30 "$GTKLOG"; rm -f "$GTKLOG"; bad "make gtk (librestoration-gtk)"; finish; }
+rm -f "$GTKLOG"
 BIN=$(swift build --show-bin-path)
 LIB=$PWD/.build/gtk
 WORK=$(mktemp -d)
