@@ -96,6 +96,12 @@ static rst_engine *engine(void) {
     return e;
 }
 
+/* The app's own object beside the widgets, under a tracked widget. */
+static int64_t app_value;
+static void app_encode(void *inst, rst_coder *c) { (void)inst; rst_encode_int(c, "count", 7); }
+static void app_decode(void *inst, rst_coder *c) { (void)inst; rst_decode_int(c, "count", &app_value); }
+static const rst_object_callbacks app_cb = { app_encode, app_decode, NULL, NULL };
+
 /* An archive with the window's paths and values of the wrong type or range. */
 static void bad_encode(void *inst, rst_coder *c) {
     const char *what = inst;
@@ -209,6 +215,9 @@ int main(int argc, char **argv) {
     CHECK(rst_find_object(ea, "win/skipped") == NULL);
     CHECK_EQ(rst_gtk_track(ea, GTK_WIDGET(a.win), NULL, NULL), RST_ERR_INVALID);      /* twice */
     CHECK(!rst_is_dirty(ea));
+    rst_object *group_a = rst_gtk_object(gtk_widget_get_parent(gtk_widget_get_parent(GTK_WIDGET(a.check))));
+    CHECK(group_a != NULL);
+    CHECK_OK(rst_register_object(ea, "appdata", group_a, NULL, &app_cb, NULL, NULL));
 
     gtk_window_set_default_size(a.win, 640, 480);
     CHECK(rst_is_dirty(ea));                                      /* a change marks it dirty */
@@ -265,7 +274,9 @@ int main(int argc, char **argv) {
     build(&b);
     rst_engine *eb = engine();
     CHECK_OK(rst_gtk_track(eb, GTK_WIDGET(b.win), NULL, NULL));
+    CHECK_OK(rst_register_object(eb, "appdata", rst_find_object(eb, "win/group"), NULL, &app_cb, NULL, NULL));
     CHECK_OK(rst_restore_from_buffer(eb, buf, len));
+    CHECK_EQ(app_value, 7);                                       /* the app's object, restored beside */
     CHECK(!rst_is_dirty(eb));                                     /* restoring is not a change */
     int w = 0, h = 0, cursor = 0;
     gtk_window_get_default_size(b.win, &w, &h);
