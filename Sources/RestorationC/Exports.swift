@@ -391,3 +391,30 @@ public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _
 public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
     CFace.complete_restoration(e, t)
 }
+
+// MARK: library 1.2: the storage door (restoration_store.h) and sessions
+
+@c @implementation
+public func rst_engine_create_with_store(_ opts: UnsafePointer<rst_engine_options>!, _ ops: UnsafePointer<rst_store_ops>!, _ ctx: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.engine_create_with_store(opts, ops, ctx, out)
+}
+
+@c @implementation
+public func rst_file_store(_ archive_path: UnsafePointer<CChar>!, _ ops: UnsafeMutablePointer<UnsafePointer<rst_store_ops>?>!, _ ctx: UnsafeMutablePointer<UnsafeMutableRawPointer?>!) -> rst_status {
+    CFace.file_store(archive_path, ops, ctx)
+}
+
+@c @implementation
+public func rst_memory_store(_ ops: UnsafeMutablePointer<UnsafePointer<rst_store_ops>?>!, _ ctx: UnsafeMutablePointer<UnsafeMutableRawPointer?>!) -> rst_status {
+    CFace.memory_store(ops, ctx)
+}
+
+@c @implementation
+public func rst_store_set_error(_ sentence: UnsafePointer<CChar>!) {
+    CFace.store_set_error(sentence)
+}
+
+@c @implementation
+public func rst_close_session(_ e: OpaquePointer!) {
+    CFace.close_session(e)
+}

@@ -87,6 +87,8 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
     t.complete_restoration = { CFace.complete_restoration($0, $1) }
+    // Table version 3 (library 1.2), the storage door's member:
+    t.close_session = { CFace.close_session($0) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
@@ -97,5 +99,25 @@ extension CFace {
     /// engine that has a plugin_dir.
     public static func engine_create(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
         createEngine(opts, out) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
+    }
+}
+
+extension CFace {
+    /// `rst_engine_create_with_store`: the table checked, the pair adopted
+    /// (its `destroy` runs exactly once: here on failure, else at the
+    /// engine's end), this loader attached as for rst_engine_create.
+    public static func engine_create_with_store(_ opts: UnsafePointer<rst_engine_options>!, _ ops: UnsafePointer<rst_store_ops>!,
+                                                _ ctx: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+        guard let ops else { return fail(.invalid, "rst_engine_create_with_store: ops is NULL") }
+        if let f = checkStoreOps(ops) {
+            ops.pointee.destroy?(ctx)
+            return fail(f, in: "rst_engine_create_with_store")
+        }
+        if opts == nil || out == nil {
+            ops.pointee.destroy?(ctx)
+            return fail(.invalid, "rst_engine_create_with_store: \(opts == nil ? "opts" : "out") is NULL")
+        }
+        let store = adoptStore(ops, ctx)
+        return createEngine(opts, out, store: store) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
     }
 }
