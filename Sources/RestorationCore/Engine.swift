@@ -883,9 +883,9 @@ public final class Engine {
         }
         // The session is recorded as soon as the archive's place exists:
         // before the write when it does, else right after the write made it.
-        openSession(s, quiet: true)
+        let recorded = openSession(s, quiet: true)
         let wrote = try writeArchive(s, bytes)
-        if !s.sessionRecorded { openSession(s) }
+        if recorded == .notFound { openSession(s) }   // the write made the folder
         lifecycle.saveSucceeded(token)
         guard wrote else {
             uncommitCarried()   // nothing written: the store holds the same records

@@ -103,7 +103,8 @@ extension Engine {
     /// process's session in the store when it is not yet. `atSave`: a
     /// failure is logged only when the archive's place exists (a restore
     /// before the first save may find no folder; the save records it).
-    func openSession(_ s: Storage, quiet: Bool = false) {
+    @discardableResult
+    func openSession(_ s: Storage, quiet: Bool = false) -> Status? {
         if s.previousSessionDied == nil {
             if let held = try? s.store.read(.session, 0), let o = SessionFile.parse(held.takeArray()) {
                 s.previousSessionDied = !CrashGuard.isAlive(o)
@@ -111,7 +112,7 @@ extension Engine {
                 s.previousSessionDied = false
             }
         }
-        guard !s.sessionRecorded else { return }
+        guard !s.sessionRecorded else { return nil }
         let bytes = Array(SessionFile.encode(CrashGuard.current).utf8)
         do throws(RestorationFailure) {
             if s.closer == nil, let c = s.store.sessionCloser() {
@@ -128,10 +129,12 @@ extension Engine {
                 try s.store.write(.session, 0, bytes)
             }
             s.sessionState.store(1, ordering: .releasing)
+            return nil
         } catch {
             if !quiet || error.status != .notFound {
                 log(.warning, "cannot record the session in \(s.store.describe): \(error.message); a crash of this process will read as a clean end")
             }
+            return error.status
         }
     }
 

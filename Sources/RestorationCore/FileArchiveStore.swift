@@ -163,7 +163,7 @@ public final class FileArchiveStore: ArchiveStore {
             try writeUnsynced(p, bytes)
         case .marker:
             whenDurable?()
-            try writeMarker(p, bytes)
+            if bytes.isEmpty { try emptyMarker(p) } else { try writeMarker(p, bytes) }
         }
     }
 
@@ -239,6 +239,24 @@ public final class FileArchiveStore: ArchiveStore {
             throw RestorationFailure(.io, "\(what): \(failure)")
         }
         _ = FileIO.close(fd)
+    }
+
+    /// Empties a marker that could not be removed (an empty marker condemns
+    /// nothing), in place: never through a FIFO or a link.
+    private func emptyMarker(_ p: String) throws(RestorationFailure) {
+        let fd = FileStore.retrying { FileIO.open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        guard fd >= 0 else {
+            if errno == ENOENT { return }
+            throw RestorationFailure(.io, "cannot empty crash-loop marker '\(p)': \(FileStore.errnoText())")
+        }
+        defer { _ = FileIO.close(fd) }
+        var st = stat()
+        guard FileIO.fstat(fd, &st) == 0, FileStore.kind(st) == nil else {
+            throw RestorationFailure(.io, "cannot empty crash-loop marker '\(p)': it is not a regular file")
+        }
+        if FileStore.retrying({ FileIO.ftruncate(fd, 0) }) != 0 {
+            throw RestorationFailure(.io, "cannot empty crash-loop marker '\(p)': \(FileStore.errnoText())")
+        }
     }
 
     public func move(_ from: StoreSlot, _ fromIndex: UInt64, to: StoreSlot, _ toIndex: UInt64) throws(RestorationFailure) {
