@@ -160,9 +160,16 @@ enum CrashGuard {
         case crashed(Marker)
     }
 
+    /// "crash-loop marker '<archive>.restoring'" (the file store, as in
+    /// 1.1), else "the crash-loop marker of <describe>".
+    static func markerName(_ store: ArchiveStore) -> String {
+        if let f = store as? FileArchiveStore { return "crash-loop marker '\(f.file(.marker, 0))'" }
+        return "the crash-loop marker of \(store.describe)"
+    }
+
     /// What the marker says about restoring `bytes` now (`source` names them).
     static func examine(_ store: ArchiveStore, source: String, bytes: UnsafeRawBufferPointer) -> Verdict {
-        let path = "the crash-loop marker of \(store.describe)"
+        let path = markerName(store)
         switch read(store) {
         case .absent:
             return .none
@@ -205,7 +212,7 @@ enum CrashGuard {
             marker.attempt = attempt
         }
         let text = Array(encode(marker).utf8)
-        let what = "cannot write the crash-loop marker of \(store.describe)"
+        let what = "cannot write \(markerName(store))"
         guard marker.isVersion2 else {
             do throws(RestorationFailure) { try store.write(.marker, 0, text) } catch {
                 throw RestorationFailure(error.status, error.message.contains(store.describe) ? error.message : "\(what): \(error.message)")
@@ -248,13 +255,13 @@ enum CrashGuard {
         }
         let e = last!
         if t.region != nil {
-            return "cannot remove the crash-loop marker of \(t.store.describe) after the restore: \(e.message); it was zeroed instead (it condemns nothing) and its removal will be retried"
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message); it was zeroed instead (it condemns nothing) and its removal will be retried"
         }
         do {
             try t.store.write(.marker, 0, [])
-            return "cannot remove the crash-loop marker of \(t.store.describe) after the restore: \(e.message); it was emptied instead (an empty marker condemns nothing) and its removal will be retried"
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message); it was emptied instead (an empty marker condemns nothing) and its removal will be retried"
         } catch {
-            return "cannot remove the crash-loop marker of \(t.store.describe) after the restore: \(e.message), nor empty it: \(error.message); until it is removed, the next process may take this restore for a crash"
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message), nor empty it: \(error.message); until it is removed, the next process may take this restore for a crash"
         }
     }
 
@@ -265,7 +272,7 @@ enum CrashGuard {
             try store.remove(.marker, 0)
             return nil
         } catch {
-            return "cannot remove the crash-loop marker of \(store.describe): \(error.message) (it names the previous archive, so it condemns nothing)"
+            return "cannot remove \(markerName(store)): \(error.message) (it names the previous archive, so it condemns nothing)"
         }
     }
 }
