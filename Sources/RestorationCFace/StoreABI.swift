@@ -77,7 +77,7 @@ final class CStore: ArchiveStore {
         if st == RST_ERR_NOT_FOUND { _ = takeStoreError(); return nil }
         guard st == RST_OK else { throw failure(st, "read of slot \(s) \(index)") }
         guard let data else {
-            ops.release!(ctx, hold)
+            if hold != nil { ops.release!(ctx, hold) }
             throw RestorationFailure(.io, "\(describe): read of slot \(s) \(index) returned RST_OK without setting *data")
         }
         let ops = self.ops, ctx = self.ctx

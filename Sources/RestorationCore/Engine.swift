@@ -1258,6 +1258,7 @@ public final class Engine {
         if destroyed { return true }
         expireAllTokens("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
+        storage?.removeClosedSession()
         var all: [ObjectNode] = []
         var c = root.firstChild
         var roots: [ObjectNode] = []

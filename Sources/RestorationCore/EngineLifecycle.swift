@@ -58,6 +58,14 @@ final class Storage {
         try? store.remove(.session, 0)
     }
 
+    /// After a close through a mapping (zeroed: no session), the slot
+    /// itself goes at destroy, where locks and allocation are fine.
+    func removeClosedSession() {
+        guard sessionRegion != nil, !sessionRecorded else { return }
+        sessionRegion = nil
+        try? store.remove(.session, 0)
+    }
+
     /// `key` of archive bytes: the length and the CRC of everything but the
     /// save time (`saved_at_ms`) and the checksum; nil when malformed.
     static func key(_ b: UnsafeRawBufferPointer) -> (count: Int, crc: UInt32)? {

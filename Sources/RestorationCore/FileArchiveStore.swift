@@ -244,9 +244,8 @@ public final class FileArchiveStore: ArchiveStore {
     /// Empties a marker that could not be removed (an empty marker condemns
     /// nothing), in place: never through a FIFO or a link.
     private func emptyMarker(_ p: String) throws(RestorationFailure) {
-        let fd = FileStore.retrying { FileIO.open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        let fd = FileStore.retrying { FileIO.open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
         guard fd >= 0 else {
-            if errno == ENOENT { return }
             throw RestorationFailure(.io, "cannot empty crash-loop marker '\(p)': \(FileStore.errnoText())")
         }
         defer { _ = FileIO.close(fd) }
