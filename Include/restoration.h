@@ -1143,9 +1143,16 @@ RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, vo
  *  archive reports RST_REASON_RELAUNCH instead of RECOVER. For a host whose
  *  own signal handler ends the process (a curses program that must restore
  *  the terminal): call it from that handler before `_exit()`/`exit()`.
- *  Async-signal-safe (one store to a mapping the engine prepared, or a
- *  flag; no lock, no allocation). NULL or an engine without a store or
- *  archive path: nothing. The engine also closes the session itself at
+ *  Async-signal-safe — no lock, no allocation — with an `archive_path`
+ *  (or the unwrapped rst_file_store(): `open`, `read`, `memcmp`, `unlink`
+ *  of `<archive>.session`, prepared when the session was recorded) and
+ *  with a store that has `map` (the session slot is mapped when recorded,
+ *  and closing zeroes it; the slot itself is removed at destroy). With a
+ *  store without `map`, it calls the store's `remove` of the session slot:
+ *  async-signal-safe only if that function is. Calling it twice, or before
+ *  any save or restore, is harmless; a later save or restore records the
+ *  session again. NULL or an engine without a store or archive path:
+ *  nothing. The engine also closes the session itself at
  *  rst_engine_destroy() and when it re-raises a claimed signal into the
  *  default disposition after its save. */
 RST_API void rst_close_session(rst_engine *e);
