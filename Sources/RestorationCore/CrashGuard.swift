@@ -4,8 +4,9 @@ import Glibc
 import Musl
 #endif
 
-/// The crash-loop guard: a marker `<archive>.restoring` records the process
-/// that is restoring an archive, and which archive. The states and rules
+/// The crash-loop guard: the store's marker slot (the file store's
+/// `<archive>.restoring`) records the process that is restoring an archive,
+/// and which archive. All its I/O goes through the store. The states and rules
 /// (docs/ARCHITECTURE.md, "The crash-loop marker"):
 ///
 /// - absent: no restore is running or died.
@@ -25,12 +26,12 @@ import Musl
 ///     archive=<bytes>:<crc32c of the archive, 8 hex digits>
 ///     end
 ///
-/// The marker is never written through a FIFO or symlink (O_NOFOLLOW,
-/// O_NONBLOCK, O_EXCL after removing a regular file), never read from one
-/// (O_NONBLOCK, S_IFREG), and failing to remove it at the end of a restore
-/// is reported (a warning) and repaired: it is emptied through its open
-/// descriptor, and its removal is retried by the next save, restore or
-/// discard in this process.
+/// The file store never writes the marker through a FIFO or symlink
+/// (O_NOFOLLOW, O_NONBLOCK, O_EXCL after removing a regular file), never
+/// reads it from one (O_NONBLOCK, S_IFREG). Failing to remove it at the end
+/// of a restore is reported (a warning) and repaired: a mapped marker is
+/// zeroed first, one written with `write` is emptied, and the next save that
+/// writes, restore or discard removes it.
 enum CrashGuard {
     struct Owner: Equatable {
         var pid: Int32
