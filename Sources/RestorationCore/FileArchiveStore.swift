@@ -368,7 +368,11 @@ public final class FileArchiveStore: ArchiveStore {
         guard length > 0 else { throw RestorationFailure(.invalid, "\(what): a length of 0") }
         try unmapSlot(slot)
         let raw = FileStore.retrying { FileIO.open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
-        guard raw >= 0 else { throw RestorationFailure(.io, "\(what): \(FileStore.errnoText())") }
+        guard raw >= 0 else {
+            // No folder yet: the first save creates it (the session is recorded then).
+            let e = errno
+            throw RestorationFailure(e == ENOENT ? .notFound : .io, "\(what): \(FileStore.errnoText(e))")
+        }
         let fd = try FileStore.aboveStdio(raw, "\(what): the file")
         defer { _ = FileIO.close(fd) }
         var st = stat()

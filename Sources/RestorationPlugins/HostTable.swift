@@ -87,6 +87,10 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
     t.complete_restoration = { CFace.complete_restoration($0, $1) }
+    t.encode_os_string = { CFace.encode_os_string($0, $1, $2) }
+    t.decode_os_string = { CFace.decode_os_string($0, $1, $2) }
+    t.decode_string_copy = { CFace.decode_string_copy($0, $1, $2, $3, $4) }
+    t.set_save_listener = { CFace.set_save_listener($0, $1, $2) }
     // Table version 3 (library 1.2), the storage door's member:
     t.close_session = { CFace.close_session($0) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
