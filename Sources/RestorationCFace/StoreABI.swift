@@ -62,7 +62,10 @@ final class CStore: ArchiveStore {
     /// The failure of a store call: its own sentence, else one naming the store.
     private func failure(_ st: rst_status, _ what: @autoclosure () -> String) -> RestorationFailure {
         let status = Status(rawValue: st.rawValue) ?? .io
-        if let own = takeStoreError() { return RestorationFailure(status, own) }
+        if let own = takeStoreError() {
+            // The store's sentence, kept whole, and the place named.
+            return RestorationFailure(status, own.contains(describe) ? own : "\(describe): \(own)")
+        }
         return RestorationFailure(status, "\(describe): \(what()) failed (\(status.cName))")
     }
 

@@ -307,6 +307,11 @@ static int test_errors(const char *dir) {
     cs->fail_write = RST_ERR_LIMIT;
     cs->fail_sentence = "the database is full (quota 5 MB)";
     CHECK_ERR(rst_save(e), RST_ERR_LIMIT, "the database is full (quota 5 MB)");
+    /* a lock failure with a sentence: kept, and the place named */
+    cs->fail_lock = RST_ERR_IO;
+    cs->fail_sentence = "held by another program";
+    CHECK_ERR(rst_save(e), RST_ERR_IO, "held by another program", name);
+    CHECK_EQ(cs->locks, cs->unlocks);
     cs->fail_sentence = NULL;
     CHECK_OK(rst_save(e));
     /* read failing; read RST_OK without data: RST_ERR_IO naming the store, no crash */

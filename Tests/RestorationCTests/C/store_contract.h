@@ -175,7 +175,7 @@ typedef struct counting_store {
     int depth;          /* locks held now */
     bool held_in_callback; /* set by the test when a callback runs with the lock held */
     /* injected failures: the next call of that kind fails with this status (0: none) */
-    rst_status fail_write, fail_read;
+    rst_status fail_write, fail_read, fail_lock;
     const char *fail_sentence; /* given to rst_store_set_error() before failing */
     bool read_ok_without_data;
 } counting_store;
@@ -207,6 +207,7 @@ static rst_status cnt_remove(void *ctx, rst_slot s, uint64_t i) { counting_store
 static rst_status cnt_list(void *ctx, rst_slot s, uint64_t *ix, size_t cap, size_t *count) { counting_store *c = ctx; return c->inner->list(c->ctx, s, ix, cap, count); }
 static rst_status cnt_lock(void *ctx) {
     counting_store *c = ctx;
+    if (c->fail_lock) { rst_status f = c->fail_lock; c->fail_lock = RST_OK; if (c->fail_sentence) rst_store_set_error(c->fail_sentence); return f; }
     rst_status st = c->inner->lock(c->ctx);
     if (st == RST_OK) { c->locks++; c->depth++; }
     return st;
