@@ -323,6 +323,11 @@ extension CFace {
         return CStore(ops: ops.pointee, ctx: ctx)
     }
 
+    /// Whether `ops` is the table of rst_file_store or rst_memory_store.
+    public static func isBuiltInStore(_ ops: UnsafePointer<rst_store_ops>) -> Bool {
+        ops == UnsafePointer(fileStoreOps) || ops == UnsafePointer(memoryStoreOps)
+    }
+
     /// Checks a table as rst_engine_create_with_store does.
     public static func checkStoreOps(_ ops: UnsafePointer<rst_store_ops>) -> RestorationFailure? {
         let o = ops.pointee

@@ -121,6 +121,10 @@ extension CFace {
             ops.pointee.destroy?(ctx)
             return fail(.invalid, "rst_engine_create_with_store: \(opts == nil ? "opts" : "out") is NULL")
         }
+        if isBuiltInStore(ops) && ctx == nil {
+            ops.pointee.destroy?(ctx)
+            return fail(.invalid, "rst_engine_create_with_store: ctx is NULL, but ops is a built-in store's table (pass the ctx rst_file_store or rst_memory_store gave)")
+        }
         let store = adoptStore(ops, ctx)
         return createEngine(opts, out, store: store) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
     }

@@ -278,6 +278,8 @@ static int test_create(const char *dir) {
     CHECK_ERR(rst_engine_create_with_store(&opts, &o, mctx, NULL), RST_ERR_INVALID, NULL);
     CHECK_EQ(destroyed, 1);
     CHECK_ERR(rst_engine_create_with_store(&opts, NULL, mctx, &e), RST_ERR_INVALID, "ops");
+    /* a built-in table without its ctx: refused, no crash (its destroy ignores NULL) */
+    CHECK_ERR(rst_engine_create_with_store(&opts, mem, NULL, &e), RST_ERR_INVALID, "ctx");
     /* success: destroyed once, by rst_engine_destroy; generations and autosave allowed */
     opts.generations = 3;
     opts.autosave_delay_ms = 100;
