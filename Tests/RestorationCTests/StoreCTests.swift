@@ -53,4 +53,11 @@ final class StoreCTests: XCTestCase {
     /// generation; a changed value or app_version writes; so does a save
     /// after another process replaced the archive.
     func testUnchangedStateIsNotWrittenAgain() throws { try run("unchanged") }
+
+    /// RESTORATION_KILL_AT=save-written:2 kills the second save with the new
+    /// archive durable but not in place (the old one restores, RECOVER, the
+    /// temporary removed by the next save); save-replaced:2 right after it is
+    /// in place (the new one restores, the old one is generation 1); buffer
+    /// saves reach neither.
+    func testSaveKillPoints() throws { try run("killpoints") }
 }

@@ -586,6 +586,85 @@ static int test_unchanged(const char *dir) {
     DONE();
 }
 
+/* ---- kill points of the save path ---- */
+/* The child (a fresh process, so it reads RESTORATION_KILL_AT): two saves,
+ * values 1 then 2; the variable kills it during the second. */
+static int kill_child(const char *path) {
+    doc d = { 1, 0 };
+    rst_engine *e = engine_at(path, 1, &d);
+    CHECK_OK(rst_save(e));
+    d.n = 2;
+    CHECK_OK(rst_save(e));
+    rst_engine_destroy(e);
+    printf("store: not killed\n");
+    return 3;
+}
+
+static int run_killed(const char *self, const char *dir, const char *at, const char *path) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("RESTORATION_KILL_AT", at, 1);
+        execl(self, self, "killchild", dir, path, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    wait_child(pid, &status);
+    return status;
+}
+
+static int test_killpoints(const char *self, const char *dir) {
+    /* save-written: durable, not in place: the old archive stays, no generation lost */
+    char *w = xasprintf("%s/written.rst", dir);
+    int status = run_killed(self, dir, "save-written:2", w);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "save-written:2 did not kill (status 0x%x)", status);
+    doc d = { 0, 0 };
+    rst_engine *e = engine_at(w, 1, &d);
+    CHECK_OK(rst_restore(e));
+    CHECK_EQ(d.restored, 1);
+    CHECK_EQ(rst_last_restore_reason(e), RST_REASON_RECOVER);
+    CHECK_EQ(count_entries(dir, "written.rst.tmp-"), 1); /* the durable temporary */
+    d.n = 5;
+    CHECK_OK(rst_save(e));
+    CHECK_EQ(count_entries(dir, "written.rst.tmp-"), 0); /* removed by the next save */
+    rst_engine_destroy(e);
+    /* save-replaced: the new archive is in place */
+    char *r = xasprintf("%s/replaced.rst", dir);
+    status = run_killed(self, dir, "save-replaced:2", r);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "save-replaced:2 did not kill (status 0x%x)", status);
+    e = engine_at(r, 1, &d);
+    CHECK_OK(rst_restore(e));
+    CHECK_EQ(d.restored, 2);
+    CHECK_OK(rst_restore_generation(e, 1));
+    CHECK_EQ(d.restored, 1);
+    rst_engine_destroy(e);
+    /* buffer saves never reach them */
+    char *b = xasprintf("%s/buffer.rst", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("RESTORATION_KILL_AT", "save-written", 1);
+        execl(self, self, "bufferchild", dir, b, (char *)NULL);
+        _exit(127);
+    }
+    wait_child(pid, &status);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "buffer saves reached a save kill point (status 0x%x)", status);
+    DONE();
+}
+
+static int buffer_child(void) {
+    doc d = { 1, 0 };
+    rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+    rst_engine *e = NULL;
+    CHECK_OK(rst_engine_create(&o, &e));
+    CHECK_OK(rst_register_object(e, "doc", NULL, NULL, &doc_callbacks, &d, NULL));
+    for (int i = 0; i < 3; i++) {
+        void *buf = NULL; size_t len = 0;
+        CHECK_OK(rst_save_to_buffer(e, &buf, &len));
+        rst_free(buf);
+    }
+    rst_engine_destroy(e);
+    DONE();
+}
+
 int main(int argc, char **argv) {
     check_prog = "store";
     if (argc < 3) { fprintf(stderr, "usage: store MODE DIR\n"); return 2; }
@@ -598,6 +677,9 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "verdicts")) return test_verdicts(dir);
     if (!strcmp(mode, "reset")) return test_reset(dir);
     if (!strcmp(mode, "unchanged")) return test_unchanged(dir);
+    if (!strcmp(mode, "killpoints")) return test_killpoints(argv[0], dir);
+    if (!strcmp(mode, "killchild") && argc > 3) return kill_child(argv[3]);
+    if (!strcmp(mode, "bufferchild")) return buffer_child();
     fprintf(stderr, "store: unknown mode %s\n", mode);
     return 2;
 }
