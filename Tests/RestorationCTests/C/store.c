@@ -170,6 +170,15 @@ static int test_memory(const char *dir) {
     CHECK_OK(rst_save(e));
     CHECK_OK(rst_restore(e));
     CHECK_EQ(d.restored, 7);
+    /* dirty tracking and flush work on a store as on a path */
+    d.n = 8;
+    CHECK_OK(rst_mark_dirty(e, NULL));
+    CHECK(rst_is_dirty(e));
+    CHECK_OK(rst_flush(e));
+    CHECK(!rst_is_dirty(e));
+    CHECK_OK(rst_restore(e));
+    CHECK_EQ(d.restored, 8);
+    CHECK(rst_event_fd(e) >= 0); /* an engine with a store has the autosave descriptor */
     rst_engine_destroy(e);
     DONE();
 }
