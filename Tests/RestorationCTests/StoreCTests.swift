@@ -60,4 +60,9 @@ final class StoreCTests: XCTestCase {
     /// in place (the new one restores, the old one is generation 1); buffer
     /// saves reach neither.
     func testSaveKillPoints() throws { try run("killpoints") }
+
+    /// A child SIGKILLed in one object's decode, through a wrapped file
+    /// store: with `map`, the next restore quarantines that record and
+    /// restores the rest; without `map`, it sets the archive aside.
+    func testQuarantineWithAndWithoutMap() throws { try run("quarantine") }
 }

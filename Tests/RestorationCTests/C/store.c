@@ -595,6 +595,75 @@ static int test_unchanged(const char *dir) {
     DONE();
 }
 
+/* ---- quarantine through a store: with map per object, without map the archive ---- */
+static bool bomb_armed;
+static void bomb_decode(void *inst, rst_coder *c) {
+    (void)inst; (void)c;
+    if (bomb_armed) { kill(getpid(), SIGKILL); for (;;) pause(); }
+}
+static const rst_object_callbacks bomb_callbacks = { doc_encode, bomb_decode, NULL, NULL };
+
+static rst_engine *bomb_engine(const char *path, bool with_map, doc *d, doc *bomb, counting_store **out) {
+    const rst_store_ops *fops = NULL; void *fctx = NULL;
+    CHECK_OK(rst_file_store(path, &fops, &fctx));
+    counting_store *cs = counting_wrap(fops, fctx);
+    static rst_store_ops tables[2];
+    tables[with_map] = counting_ops(fops);
+    if (!with_map) tables[0].map = NULL;
+    rst_engine *e = engine_on(&tables[with_map], cs, 0, d);
+    CHECK_OK(rst_register_object(e, "bomb", NULL, NULL, &bomb_callbacks, bomb, NULL));
+    *out = cs;
+    return e;
+}
+
+static int test_quarantine(const char *dir) {
+    for (int with_map = 1; with_map >= 0; with_map--) {
+        char *path = xasprintf("%s/q%d.rst", dir, with_map);
+        doc d = { 21, 0 }, bomb = { 1, 0 };
+        counting_store *cs = NULL;
+        rst_engine *e = bomb_engine(path, with_map, &d, &bomb, &cs);
+        CHECK_OK(rst_save(e));
+        rst_engine_destroy(e);
+        free(cs);
+        pid_t pid = fork();
+        if (pid == 0) {
+            doc cd = { 0, 0 }, cb = { 0, 0 };
+            counting_store *ccs = NULL;
+            rst_engine *ce = bomb_engine(path, with_map, &cd, &cb, &ccs);
+            bomb_armed = true;
+            (void)rst_restore(ce);
+            _exit(3);
+        }
+        int status;
+        wait_child(pid, &status);
+        CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the restoring child was not killed (0x%x)", status);
+        d.restored = 0;
+        e = bomb_engine(path, with_map, &d, &bomb, &cs);
+        if (with_map) {
+            /* the marker named the record: that record is quarantined, the rest restores */
+            CHECK_OK(rst_restore(e));
+            CHECK_EQ(d.restored, 21);
+            rst_skipped_record *skips = NULL; size_t n = 0;
+            CHECK_OK(rst_last_restore_skips(e, &skips, &n));
+            CHECK_EQ(n, 1);
+            CHECK_EQ(skips[0].reason, RST_SKIP_QUARANTINED);
+            CHECK_STR(skips[0].path, "bomb");
+            rst_free(skips);
+            CHECK(file_exists(xasprintf("%s.quarantine", path)));
+        } else {
+            /* no map: the death sets the whole archive aside */
+            CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, "set aside");
+            CHECK_EQ(count_entries(dir, xasprintf("q%d.rst.crashed-", with_map)), 1);
+            CHECK(!file_exists(path));
+        }
+        CHECK_EQ(cs->reads, cs->releases);
+        CHECK_EQ(cs->locks, cs->unlocks);
+        rst_engine_destroy(e);
+        free(cs);
+    }
+    DONE();
+}
+
 /* ---- kill points of the save path ---- */
 /* The child (a fresh process, so it reads RESTORATION_KILL_AT): two saves,
  * values 1 then 2; the variable kills it during the second. */
@@ -687,6 +756,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "reset")) return test_reset(dir);
     if (!strcmp(mode, "unchanged")) return test_unchanged(dir);
     if (!strcmp(mode, "killpoints")) return test_killpoints(argv[0], dir);
+    if (!strcmp(mode, "quarantine")) return test_quarantine(dir);
     if (!strcmp(mode, "killchild") && argc > 3) return kill_child(argv[3]);
     if (!strcmp(mode, "bufferchild")) return buffer_child();
     fprintf(stderr, "store: unknown mode %s\n", mode);
