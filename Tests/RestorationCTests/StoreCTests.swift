@@ -65,4 +65,8 @@ final class StoreCTests: XCTestCase {
     /// store: with `map`, the next restore quarantines that record and
     /// restores the rest; without `map`, it sets the archive aside.
     func testQuarantineWithAndWithoutMap() throws { try run("quarantine") }
+
+    /// Carried records through a store: a build without a class keeps its
+    /// record through a save; a build with it again restores it.
+    func testCarriedRecordsThroughAStore() throws { try run("carry") }
 }

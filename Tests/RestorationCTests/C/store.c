@@ -664,6 +664,47 @@ static int test_quarantine(const char *dir) {
     DONE();
 }
 
+/* ---- carried records through a store ---- */
+static int test_carry(const char *dir) {
+    char *path = xasprintf("%s/carry.rst", dir);
+    doc d = { 31, 0 }, orphan = { 32, 0 };
+    const rst_store_ops *fops = NULL; void *fctx = NULL;
+    CHECK_OK(rst_file_store(path, &fops, &fctx));
+    counting_store *cs = counting_wrap(fops, fctx);
+    rst_store_ops cops = counting_ops(fops);
+    rst_engine *e = engine_on(&cops, cs, 0, &d);
+    CHECK_OK(rst_register_object(e, "orphan", NULL, "Gone", &doc_callbacks, &orphan, NULL));
+    CHECK_OK(rst_save(e));
+    rst_engine_destroy(e);
+    free(cs);
+    /* a build without class Gone carries its record through the next save */
+    CHECK_OK(rst_file_store(path, &fops, &fctx));
+    cs = counting_wrap(fops, fctx);
+    rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+    o.carry_saves = 2;
+    rst_engine *e2 = NULL;
+    CHECK_OK(rst_engine_create_with_store(&o, &cops, cs, &e2));
+    doc d2 = { 33, 0 };
+    CHECK_OK(rst_register_object(e2, "doc", NULL, NULL, &doc_callbacks, &d2, NULL));
+    CHECK_OK(rst_restore(e2));
+    CHECK_EQ(d2.restored, 31);
+    CHECK_OK(rst_save(e2));
+    rst_engine_destroy(e2);
+    free(cs);
+    /* a build with Gone again gets its state back */
+    CHECK_OK(rst_file_store(path, &fops, &fctx));
+    cs = counting_wrap(fops, fctx);
+    doc d3 = { 0, 0 }, back = { 0, 0 };
+    rst_engine *e3 = engine_on(&cops, cs, 0, &d3);
+    CHECK_OK(rst_register_object(e3, "orphan", NULL, "Gone", &doc_callbacks, &back, NULL));
+    CHECK_OK(rst_restore(e3));
+    CHECK_EQ(d3.restored, 33);
+    CHECK_EQ(back.restored, 32);
+    rst_engine_destroy(e3);
+    free(cs);
+    DONE();
+}
+
 /* ---- kill points of the save path ---- */
 /* The child (a fresh process, so it reads RESTORATION_KILL_AT): two saves,
  * values 1 then 2; the variable kills it during the second. */
@@ -757,6 +798,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "unchanged")) return test_unchanged(dir);
     if (!strcmp(mode, "killpoints")) return test_killpoints(argv[0], dir);
     if (!strcmp(mode, "quarantine")) return test_quarantine(dir);
+    if (!strcmp(mode, "carry")) return test_carry(dir);
     if (!strcmp(mode, "killchild") && argc > 3) return kill_child(argv[3]);
     if (!strcmp(mode, "bufferchild")) return buffer_child();
     fprintf(stderr, "store: unknown mode %s\n", mode);
