@@ -411,7 +411,7 @@ public final class Engine {
     /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
     /// The store and what the engine keeps about it (sessions, the last
-    /// archive; EngineLifecycle.swift); nil without a store or archive path.
+    /// archive; Storage.swift); nil without a store or archive path.
     let storage: Storage?
     /// Whether the engine has a store (an archive path or a host's store).
     public var hasStore: Bool { storage != nil }
