@@ -893,7 +893,7 @@ public final class Engine {
         }
         if let w = CrashGuard.clear(s.store) { log(.warning, w) }
         if let w = Quarantine.clear(s.store) { log(.warning, w) }   // a save ends a quarantine
-        commitCarried()   // v1.1 §5: the store holds them now
+        commitCarried()   // the store holds the carried records now
     }
 
     // MARK: restore
