@@ -257,7 +257,9 @@ RST_API rst_status rst_engine_options_init(rst_engine_options *opts, uint32_t ve
  *         With version 1 nothing past `log` is read. Version 2:
  *         generations > 16, autosave_max_delay_ms below a
  *         non-zero autosave_delay_ms, autosave or generations without
- *         archive_path: RST_ERR_INVALID.
+ *         archive_path: RST_ERR_INVALID. An archive_path that is empty,
+ *         ends in '/' or names a directory: RST_ERR_INVALID, and nothing
+ *         is created (@since 1.2).
  *  @param[out] out the new engine, destroyed with rst_engine_destroy().
  *  @return RST_OK, RST_ERR_INVALID, RST_ERR_VERSION, RST_ERR_NOMEM. */
 RST_API rst_status rst_engine_create(const rst_engine_options *opts, rst_engine **out);
@@ -834,34 +836,42 @@ RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signal_numbers,
 /* ------------------------------------------------------------------------ */
 /** @name What happened last time (library 1.1; ABI v1.1 §3)
  *
- * Sessions: an engine with an archive_path records `<archive>.session`
- * (pid, process start time, boot id) at its first save or restore and
- * removes it in rst_engine_destroy(). A restore that finds the session of a
- * process that is gone (or of an earlier boot) reports RECOVER, otherwise
- * RELAUNCH; an open session of a live process (this one included) counts
+ * Sessions: an engine with an archive_path (or a store) records
+ * `<archive>.session` (the store's session slot: pid, process start time,
+ * boot id) as soon as the archive's folder exists — at its first restore,
+ * or else at the save that creates the folder — and removes it in
+ * rst_engine_destroy() and rst_close_session(). A restore that finds the
+ * session of a process that is gone (exited, even if not yet reaped: a
+ * zombie) or of an earlier boot reports RECOVER, otherwise RELAUNCH; an open session of a live process (this one included) counts
  * as RELAUNCH. The verdict is taken once per engine, at its first save or
  * restore, so a save before the restore does not hide a crash. rst_discard()
  * removes the session file with the rest; the engine's next save or
  * restore records it again.
  *
- * Generations (options version 2, generations = K > 0): each successful
- * save keeps the archive it replaces as `<archive>.1`, shifting older ones
- * up to `<archive>.K` (the oldest drops off). Every step is atomic and
- * happens after the new archive is durable in its temporary file and before
- * it is renamed into place, so a failed or killed save costs no
- * generation, the path always holds one complete archive, and the chain is
- * always newest first (a kill may leave a gap or two equal neighbours,
- * never a mix). The archive replaced is kept whatever it holds.
- * rst_restore() of a missing or invalid (CORRUPT, VERSION, LIMIT) archive
- * restores the newest valid generation: reason FALLBACK, info->generation
- * = k, a WARNING log; an invalid archive is set aside intact as
- * `<archive>.invalid-<UTC ms>`. Nothing is promoted: the archive path stays
- * empty until the next save. With no valid generation the restore fails as
- * without generations, and the invalid archive stays where it is. Invalid
- * generations are left as they are. A generation's restore has its own
- * crash-loop marker (`<archive>.k.restoring`): a generation that crashed
- * the restore is set aside as `<archive>.k.crashed-<ms>`. rst_discard()
- * removes the generations, their markers and set-aside copies, and the
+ * Generations (options version 2, generations = K > 0): each save that
+ * writes keeps the archive it replaces as `<archive>.1`, shifting older
+ * ones up to `<archive>.K` (the oldest drops off): under the store's lock,
+ * generation k moves to k+1 (oldest first), the archive is linked to
+ * generation 1, then the new archive is written. Every step is atomic, so
+ * the path always holds one complete archive and the chain is always
+ * newest first (a kill may leave a gap or two equal neighbours, never a
+ * mix); a failed save loses at most the oldest generation. A save whose
+ * archive would be the same bytes as the one in place (save time aside)
+ * writes nothing and rotates nothing. rst_restore() of a missing or invalid
+ * (CORRUPT, VERSION, LIMIT) archive restores the newest valid generation:
+ * reason FALLBACK, info->generation = k, a WARNING log; an invalid archive
+ * is set aside intact as `<archive>.invalid-<UTC ms>`; invalid generations
+ * passed over are left as they are. Nothing is promoted: the archive path
+ * stays empty until the next save. When an archive or a generation existed
+ * but none could be restored: reason RESET, the restore fails with the
+ * archive's status (RST_ERR_NOT_FOUND when only generations existed), and
+ * the archive and every invalid generation are set aside intact as
+ * `<archive>.invalid-<UTC ms>` (also with generations = 0), so no save
+ * rotates or overwrites them; the next restore reports FIRST_LAUNCH. The
+ * archive and its generations share one crash-loop marker
+ * (`<archive>.restoring`, naming the bytes restored): a copy that crashed
+ * the restore is set aside as `<archive>.crashed-<ms>`. rst_discard()
+ * removes the generations, the marker, the set-aside copies and the
  * `.invalid-*` copies. */
 /**@{*/
 
@@ -1199,9 +1209,16 @@ RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, vo
  *  archive reports RST_REASON_RELAUNCH instead of RECOVER. For a host whose
  *  own signal handler ends the process (a curses program that must restore
  *  the terminal): call it from that handler before `_exit()`/`exit()`.
- *  Async-signal-safe (one store to a mapping the engine prepared, or a
- *  flag; no lock, no allocation). NULL or an engine without a store or
- *  archive path: nothing. The engine also closes the session itself at
+ *  Async-signal-safe — no lock, no allocation — with an `archive_path`
+ *  (or the unwrapped rst_file_store(): `open`, `read`, `memcmp`, `unlink`
+ *  of `<archive>.session`, prepared when the session was recorded) and
+ *  with a store that has `map` (the session slot is mapped when recorded,
+ *  and closing zeroes it; the slot itself is removed at destroy). With a
+ *  store without `map`, it calls the store's `remove` of the session slot:
+ *  async-signal-safe only if that function is. Calling it twice, or before
+ *  any save or restore, is harmless; a later save or restore records the
+ *  session again. NULL or an engine without a store or archive path:
+ *  nothing. The engine also closes the session itself at
  *  rst_engine_destroy() and when it re-raises a claimed signal into the
  *  default disposition after its save. */
 RST_API void rst_close_session(rst_engine *e);

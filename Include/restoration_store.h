@@ -13,7 +13,24 @@
  * `Examples/sqlite-store`.
  *
  * A store holds *slots*: a kind (::rst_slot) and an index. Each slot holds
- * bytes or nothing.
+ * bytes or nothing (zero bytes are bytes, not an empty slot).
+ *
+ * Where the contract leaves a choice, this library's:
+ * - the engine checks every length and count a store returns: a `list`
+ *   count above 2^20, or an archive or generation read of more than
+ *   RST_MAX_ARCHIVE_BYTES, fails
+ *   the operation (RST_ERR_IO, RST_ERR_LIMIT), never a crash; indexes are
+ *   sorted again by the engine;
+ * - a failure's sentence: the one the store gave to rst_store_set_error(),
+ *   else "<describe()>: <operation> of slot <kind> <index> failed
+ *   (<status>)"; either way rst_last_error() names the C function first;
+ * - RST_ERR_NOT_FOUND from `remove` counts as RST_OK; from `move` (an
+ *   empty `from`) it is a failure; the built-in stores return it then;
+ * - `read` returning RST_OK without `*data`: RST_ERR_IO naming the store
+ *   (its `hold`, if set, is released);
+ * - the session slot is written at the first save or restore that can; a
+ *   store that maps gets it through `map` (so rst_close_session() can zero
+ *   it from a signal handler), else through `write`.
  */
 #ifndef RESTORATION_STORE_H
 #define RESTORATION_STORE_H

@@ -39,7 +39,7 @@ extension RestorationEngine {
         case failed(RestorationError, retryAfter: Duration?, signal: Int32?)
     }
 
-    static func autosaveTimes(_ o: Options) throws(RestorationError) -> (UInt32, UInt32) {
+    static func autosaveTimes(_ o: Options, hasStore: Bool = false) throws(RestorationError) -> (UInt32, UInt32) {
         func ms(_ d: Duration?, _ what: String) throws(RestorationError) -> UInt32 {
             guard let d else { return 0 }
             let (s, atto) = d.components
@@ -54,7 +54,7 @@ extension RestorationEngine {
         if maxDelay != 0 && maxDelay < delay {
             throw RestorationError.invalid("RestorationEngine: autosaveMaxDelay is below autosaveDelay")
         }
-        if o.archivePath == nil && (delay != 0 || o.generations != 0) {
+        if o.archivePath == nil && !hasStore && (delay != 0 || o.generations != 0) {
             throw RestorationError.invalid("RestorationEngine: autosave and generations need an archive path")
         }
         return (delay, maxDelay)
@@ -221,7 +221,7 @@ extension RestorationEngine {
     public var saveEvents: AsyncStream<SaveEvent> { events.stream() }
 
     private func requireArchive(_ what: String) throws(RestorationError) {
-        if options.archivePath == nil { throw RestorationError.invalid("\(what): the engine has no archive path") }
+        if !core.hasStore { throw RestorationError.invalid("\(what): the engine has no archive path") }
     }
 
     // MARK: what happened last time

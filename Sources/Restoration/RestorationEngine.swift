@@ -314,7 +314,12 @@ public final class RestorationEngine: @unchecked Sendable {
     ///   an app version or idiom longer than 4096 bytes.
     ///
     /// The corresponding C function is `rst_engine_create`.
-    public init(options: Options) throws(RestorationError) {
+    public convenience init(options: Options) throws(RestorationError) {
+        try self.init(options: options, coreStore: nil)
+    }
+
+    /// `init(options:)` with the core store of `init(store:options:)`.
+    init(options: Options, coreStore: ArchiveStore?) throws(RestorationError) {
         try options.checkURLs()
         if let p = options.archivePath, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the archive path is empty") }
         if let p = options.pluginDirectory, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the plugin directory is empty") }
@@ -324,12 +329,13 @@ public final class RestorationEngine: @unchecked Sendable {
         if options.idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
             throw RestorationError.limit("RestorationEngine: the idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
-        let (delay, maxDelay) = try Self.autosaveTimes(options)
+        let (delay, maxDelay) = try Self.autosaveTimes(options, hasStore: coreStore != nil)
         var config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard,
                                           autosaveDelayMs: delay, autosaveMaxDelayMs: maxDelay,
                                           generations: options.generations)
+        config.store = coreStore
         config.quarantine = options.crashQuarantine
         config.carrySaves = options.carrySaves
         config.signalDeadlineMs = try Self.signalDeadlineMs(options)

@@ -427,3 +427,30 @@ public func rst_set_object_priority(_ o: OpaquePointer!, _ priority: Int32) -> r
 public func rst_last_save_sizes(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_size_entry>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
     CFace.last_save_sizes(e, out, count)
 }
+
+// MARK: library 1.2: the storage door (restoration_store.h) and sessions
+
+@c @implementation
+public func rst_engine_create_with_store(_ opts: UnsafePointer<rst_engine_options>!, _ ops: UnsafePointer<rst_store_ops>!, _ ctx: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+    CFace.engine_create_with_store(opts, ops, ctx, out)
+}
+
+@c @implementation
+public func rst_file_store(_ archive_path: UnsafePointer<CChar>!, _ ops: UnsafeMutablePointer<UnsafePointer<rst_store_ops>?>!, _ ctx: UnsafeMutablePointer<UnsafeMutableRawPointer?>!) -> rst_status {
+    CFace.file_store(archive_path, ops, ctx)
+}
+
+@c @implementation
+public func rst_memory_store(_ ops: UnsafeMutablePointer<UnsafePointer<rst_store_ops>?>!, _ ctx: UnsafeMutablePointer<UnsafeMutableRawPointer?>!) -> rst_status {
+    CFace.memory_store(ops, ctx)
+}
+
+@c @implementation
+public func rst_store_set_error(_ sentence: UnsafePointer<CChar>!) {
+    CFace.store_set_error(sentence)
+}
+
+@c @implementation
+public func rst_close_session(_ e: OpaquePointer!) {
+    CFace.close_session(e)
+}

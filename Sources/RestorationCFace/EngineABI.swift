@@ -72,20 +72,28 @@ extension CFace {
     /// (the one the library exports and the host table holds).
     public static func createEngine(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!,
                                     attachPlugins: (Engine, String) -> Void) -> rst_status {
-        guard let opts else { return fail(.invalid, "rst_engine_create: opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
-        guard let out else { return fail(.invalid, "rst_engine_create: out is NULL") }
+        createEngine(opts, out, store: nil, attachPlugins: attachPlugins)
+    }
+
+    /// `rst_engine_create` (`store` nil) and `rst_engine_create_with_store`:
+    /// on any failure the store (when given) is released, which destroys it.
+    public static func createEngine(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!,
+                                    store: ArchiveStore?, attachPlugins: (Engine, String) -> Void) -> rst_status {
+        let fn: StaticString = store == nil ? "rst_engine_create" : "rst_engine_create_with_store"
+        guard let opts else { return fail(.invalid, "\(fn): opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
+        guard let out else { return fail(.invalid, "\(fn): out is NULL") }
         // Only the members the caller's version has are read (a version 1
         // struct may end at `log`): copied into a zeroed struct.
         let version = UnsafeRawPointer(opts).load(as: UInt32.self)
         guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
-            return fail(.version, "rst_engine_create: opts->version is \(version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
+            return fail(.version, "\(fn): opts->version is \(version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
         }
         var o = rst_engine_options()
         withUnsafeMutableBytes(of: &o) { $0.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(opts), count: optionsSize(version: version))) }
         func text(_ p: UnsafePointer<CChar>?, _ field: String) -> Result<String?, RestorationFailure> {
             guard let p else { return .success(nil) }
             guard let s = String(validatingCString: p) else {
-                return .failure(RestorationFailure(.invalid, "rst_engine_create: opts->\(field) is not valid UTF-8"))
+                return .failure(RestorationFailure(.invalid, "\(fn): opts->\(field) is not valid UTF-8"))
             }
             return .success(s)
         }
@@ -94,31 +102,34 @@ extension CFace {
         case let (.success(a), .success(p), .success(v), .success(i)):
             archive = a; pluginDir = p; app = v; idiom = i
         case let (.failure(f), _, _, _), let (_, .failure(f), _, _), let (_, _, .failure(f), _), let (_, _, _, .failure(f)):
-            return fail(f, in: "rst_engine_create")
+            return fail(f, in: fn)
         }
-        if let archive, archive.isEmpty { return fail(.invalid, "rst_engine_create: opts->archive_path is empty") }
+        if let archive, archive.isEmpty { return fail(.invalid, "\(fn): opts->archive_path is empty") }
+        if store != nil && archive != nil { return fail(.invalid, "\(fn): opts->archive_path must be NULL (the store says where the archive lives)") }
+        if let archive, let why = FileArchiveStore.check(archive) { return fail(.invalid, "\(fn): opts->\(why)") }
         if let app, app.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            return fail(.limit, "rst_engine_create: opts->app_version is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
+            return fail(.limit, "\(fn): opts->app_version is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
         if let idiom, idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            return fail(.limit, "rst_engine_create: opts->idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
+            return fail(.limit, "\(fn): opts->idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
         }
         let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD) | evolutionEngineFlags
         if o.flags & ~known != 0 {
-            return fail(.invalid, "rst_engine_create: opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
+            return fail(.invalid, "\(fn): opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
         }
         // Version 2's members, read only from a version 2 struct (a version 1
         // struct may end at `log`).
         let v2: OptionsV2
-        switch optionsV2(o, archivePath: archive) {
+        switch optionsV2(o, archivePath: store == nil ? archive : "(store)") {
         case .success(let v): v2 = v
-        case .failure(let f): return fail(f, in: "rst_engine_create")
+        case .failure(let f): return fail(f, in: fn)
         }
         var config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
                                           appVersion: app ?? "", idiom: idiom ?? "",
                                           crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0,
                                           autosaveDelayMs: v2.autosaveDelayMs, autosaveMaxDelayMs: v2.autosaveMaxDelayMs,
                                           generations: v2.generations)
+        config.store = store
         config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // v1.1 §6 (EvolutionABI.swift)
         config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // v1.1 §5
         switch optionsV3(o) {
@@ -126,7 +137,7 @@ extension CFace {
             config.sizeBudget = v3.sizeBudget
             config.budgetPolicy = Engine.BudgetPolicy(rawValue: v3.budgetPolicy) ?? .warn
             config.signalDeadlineMs = v3.signalDeadlineMs == 0 ? 1000 : v3.signalDeadlineMs
-        case .failure(let f): return fail(f, in: "rst_engine_create")
+        case .failure(let f): return fail(f, in: fn)
         }
         let e = Engine(configuration: config)
         let h = handle(e)
@@ -290,7 +301,7 @@ extension CFace {
 extension CFace {
     public static func save(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_save: engine is NULL") }
-        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)") }
+        if !engine(e).hasStore { return fail(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)") }
         do {
             let engine = engine(e)
             try engine.lifecycle.reportingSave(.call) { () throws(RestorationFailure) in try engine.save() }
@@ -304,7 +315,7 @@ extension CFace {
 extension CFace {
     public static func restore(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_restore: engine is NULL") }
-        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_restore: the engine has no archive_path (use rst_restore_from_buffer)") }
+        if !engine(e).hasStore { return fail(.invalid, "rst_restore: the engine has no archive_path (use rst_restore_from_buffer)") }
         do {
             try engine(e).restore()
             return RST_OK
@@ -349,7 +360,7 @@ extension CFace {
 extension CFace {
     public static func discard(_ e: OpaquePointer!) -> rst_status {
         guard let e else { return fail(.invalid, "rst_discard: engine is NULL") }
-        if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_discard: the engine has no archive_path") }
+        if !engine(e).hasStore { return fail(.invalid, "rst_discard: the engine has no archive_path") }
         do {
             try engine(e).discard()
             return RST_OK

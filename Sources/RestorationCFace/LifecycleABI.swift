@@ -112,7 +112,7 @@ extension CFace {
                                     _ body: (Engine) throws(RestorationFailure) -> Void) -> rst_status {
         guard let e else { return fail(.invalid, "\(what): engine is NULL") }
         let engine = engine(e)
-        guard engine.configuration.archivePath != nil else {
+        guard engine.hasStore else {
             return fail(.invalid, "\(what): the engine has no archive_path, so it has nothing to save to")
         }
         do {
@@ -176,6 +176,7 @@ extension CFace {
         case .recover: return staticCString("RST_REASON_RECOVER")
         case .buffer: return staticCString("RST_REASON_BUFFER")
         case .fallback: return staticCString("RST_REASON_FALLBACK")
+        case .reset: return staticCString("RST_REASON_RESET")
         case nil: return staticCString("RST_REASON_UNKNOWN")
         }
     }

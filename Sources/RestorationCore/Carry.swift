@@ -239,6 +239,11 @@ extension Engine {
         carried.removeAll { $0.savesLeft == 0 }
     }
 
+    /// A save wrote nothing (unchanged state): no carried record was written.
+    func uncommitCarried() {
+        for s in carried { s.writtenInSave = false }
+    }
+
     /// The paths of the records this engine carries, with their saves left
     /// (tools and tests).
     public var carriedRecords: [(path: String, savesLeft: UInt32)] {

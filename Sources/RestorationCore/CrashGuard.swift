@@ -4,8 +4,9 @@ import Glibc
 import Musl
 #endif
 
-/// The crash-loop guard: a marker `<archive>.restoring` records the process
-/// that is restoring an archive, and which archive. The states and rules
+/// The crash-loop guard: the store's marker slot (the file store's
+/// `<archive>.restoring`) records the process that is restoring an archive,
+/// and which archive. All its I/O goes through the store. The states and rules
 /// (docs/ARCHITECTURE.md, "The crash-loop marker"):
 ///
 /// - absent: no restore is running or died.
@@ -25,12 +26,12 @@ import Musl
 ///     archive=<bytes>:<crc32c of the archive, 8 hex digits>
 ///     end
 ///
-/// The marker is never written through a FIFO or symlink (O_NOFOLLOW,
-/// O_NONBLOCK, O_EXCL after removing a regular file), never read from one
-/// (O_NONBLOCK, S_IFREG), and failing to remove it at the end of a restore
-/// is reported (a warning) and repaired: it is emptied through its open
-/// descriptor, and its removal is retried by the next save, restore or
-/// discard in this process.
+/// The file store never writes the marker through a FIFO or symlink
+/// (O_NOFOLLOW, O_NONBLOCK, O_EXCL after removing a regular file), never
+/// reads it from one (O_NONBLOCK, S_IFREG). Failing to remove it at the end
+/// of a restore is reported (a warning) and repaired: a mapped marker is
+/// zeroed first, one written with `write` is emptied, and the next save that
+/// writes, restore or discard removes it.
 enum CrashGuard {
     struct Owner: Equatable {
         var pid: Int32
@@ -124,45 +125,18 @@ enum CrashGuard {
         case valid(Marker)
     }
 
-    /// Reads the marker of `archive` without blocking and without following links.
-    static func read(_ archive: String) -> Reading {
-        let path = FileStore.markerPath(archive)
-        var st = stat()
-        if FileStore.retrying({ FileIO.lstat(path, &st) }) != 0 {
-            let e = errno
-            return e == ENOENT ? .absent : .unreadable("cannot be examined: \(FileStore.errnoText(e))")
+    /// Reads the store's marker slot.
+    static func read(_ store: ArchiveStore) -> Reading {
+        let held: StoreBytes?
+        do throws(RestorationFailure) { held = try store.read(.marker, 0) } catch {
+            // Present but not the engine's (a FIFO, a link, too large): unusable.
+            return error.status == .corrupt ? .unusable(error.message) : .unreadable(error.message)
         }
-        if let k = FileStore.kind(st) { return .unusable("it is \(k), not a marker file") }
-        let fd = FileStore.retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) }
-        guard fd >= 0 else {
-            let e = errno
-            if e == ENOENT { return .absent }
-            // ELOOP: replaced by a symlink since the lstat: not a marker file.
-            return e == ELOOP ? .unusable("it is a symbolic link, not a marker file") : .unreadable("cannot be opened: \(FileStore.errnoText(e))")
-        }
-        defer { _ = FileIO.close(fd) }
-        guard FileStore.retrying({ FileIO.fstat(fd, &st) }) == 0 else { return .unreadable("cannot be examined: \(FileStore.errnoText())") }
-        if let k = FileStore.kind(st) { return .unusable("it is \(k), not a marker file") }
-        let max = 1024
-        var buf = [UInt8](repeating: 0, count: max)
-        var off = 0, interrupts = 0
-        while off < max {
-            let n = buf.withUnsafeMutableBytes { FileIO.read(fd, $0.baseAddress! + off, max - off) }
-            if n < 0 {
-                let e = errno
-                if e == EINTR && interrupts < FileStore.maxInterrupts { interrupts += 1; continue }
-                return .unreadable("cannot be read: \(FileStore.errnoText(e))")
-            }
-            if n == 0 { break }
-            off += n
-        }
-        let expected = min(Int(st.st_size), max)
-        if off < expected {
-            return .unreadable("cannot be read: it has \(st.st_size) bytes, but reading stopped after \(off) (\(FileStore.errnoText(EIO)))")
-        }
-        if off == 0 { return .unusable("it is empty (a finished restore emptied it, or a power loss lost its contents)") }
-        guard let m = parse(Array(buf[0..<off])) else {
-            return .unusable("it is not a complete marker (torn, foreign or of an older version)")
+        guard let held else { return .absent }
+        let bytes = held.takeArray()
+        if bytes.isEmpty { return .unusable("it is empty (a finished restore emptied it, or a power loss lost its contents)") }
+        guard let m = parse(bytes) else {
+            return .unusable("it is not a complete marker (torn, foreign, emptied or of an older version)")
         }
         return .valid(m)
     }
@@ -187,108 +161,79 @@ enum CrashGuard {
         case crashed(Marker)
     }
 
-    /// What the marker says about restoring `bytes` from `archive` now.
-    static func examine(_ archive: String, bytes: UnsafeRawBufferPointer) -> Verdict {
-        retryPendingClears()
-        let path = FileStore.markerPath(archive)
-        switch read(archive) {
+    /// "crash-loop marker '<archive>.restoring'" (the file store, as in
+    /// 1.1), else "the crash-loop marker of <describe>".
+    static func markerName(_ store: ArchiveStore) -> String {
+        if let f = store as? FileArchiveStore { return "crash-loop marker '\(f.file(.marker, 0))'" }
+        return "the crash-loop marker of \(store.describe)"
+    }
+
+    /// What the marker says about restoring `bytes` now (`source` names them).
+    static func examine(_ store: ArchiveStore, source: String, bytes: UnsafeRawBufferPointer) -> Verdict {
+        let path = markerName(store)
+        switch read(store) {
         case .absent:
             return .none
         case .unusable(let why):
-            return .ignore("ignoring crash-loop marker '\(path)': \(why); it does not condemn the archive")
+            return .ignore("ignoring \(path): \(why); it does not condemn the archive")
         case .unreadable(let why):
-            return .unreadable(RestorationFailure(.io, "cannot restore '\(archive)': its crash-loop marker '\(path)' \(why); the archive is left in place, not set aside"))
+            return .unreadable(RestorationFailure(.io, "cannot restore \(source): \(path) cannot be read (\(why)); the archive is left in place, not set aside"))
         case .valid(let m):
             if m.archive != identity(of: bytes) {
-                return .ignore("ignoring crash-loop marker '\(path)': it names another version of the archive (\(m.archive), now \(identity(of: bytes))), which a save replaced")
+                return .ignore("ignoring \(path): it names another version of the archive (\(m.archive), now \(identity(of: bytes))), which a save replaced")
             }
             if m.owner.boot != SystemInfo.bootID {
-                return .ignore("ignoring crash-loop marker '\(path)': it was left by process \(m.owner.pid) of an earlier boot, whose restore a shutdown or power loss may have ended")
+                return .ignore("ignoring \(path): it was left by process \(m.owner.pid) of an earlier boot, whose restore a shutdown or power loss may have ended")
             }
             if isAlive(m.owner) {
-                return .ignore("crash-loop marker '\(path)': process \(m.owner.pid) is restoring this archive now")
+                return .ignore("\(path): process \(m.owner.pid) is restoring this archive now")
             }
             return .crashed(m)
         }
     }
 
-    /// A marker written for a restore in progress: its path and open
-    /// descriptor, and (version 2) the mapping that names the record whose
+    /// A marker written for a restore in progress: its store and (version
+    /// 2, through the store's `map`) the mapping that names the record whose
     /// callback runs.
     struct Token {
-        let path: String
-        let fd: Int32
+        let store: ArchiveStore
+        var region: UnsafeMutableRawBufferPointer? = nil
         var watch: MarkerWatch? = nil
     }
 
     /// Writes the marker before the restore's callbacks run. A marker that
     /// cannot be written is an error for the caller to report (the restore
-    /// then runs without the guard); a partly written one is removed (and
-    /// is unusable anyway: it lacks its final line).
-    static func begin(_ archive: String, bytes: UnsafeRawBufferPointer, attempt: Int? = nil) throws(RestorationFailure) -> Token {
-        retryPendingClears()
-        let path = FileStore.markerPath(archive)
-        let what = "cannot write crash-loop marker '\(path)'"
-        var st = stat()
-        if FileIO.lstat(path, &st) == 0 {
-            if let k = FileStore.kind(st) {
-                throw RestorationFailure(.io, "\(what): the path is \(k); it is left alone")
-            }
-            // Replaced, never written through: a hard link to it must not be changed.
-            if FileStore.retrying({ FileIO.unlink(path) }) != 0 && errno != ENOENT {
-                throw RestorationFailure(.io, "\(what): cannot remove the previous marker: \(FileStore.errnoText())")
-            }
-        }
-        // Version 2 is mapped shared afterwards, which needs read access too.
-        let access = attempt == nil ? O_WRONLY : O_RDWR
-        let raw = FileStore.retrying { FileIO.open(path, access | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
-        guard raw >= 0 else { throw RestorationFailure(.io, "\(what): \(FileStore.errnoText())") }
-        let fd: Int32
-        do {
-            fd = try FileStore.aboveStdio(raw, "\(what): the file")
-        } catch {
-            _ = FileStore.retrying { FileIO.unlink(path) }
-            throw error
-        }
+    /// then runs without the guard). `attempt` (quarantine) with a store
+    /// that maps: a version-2 marker in a shared mapping; else a version-1
+    /// marker written once.
+    static func begin(_ store: ArchiveStore, bytes: UnsafeRawBufferPointer, attempt: Int? = nil) throws(RestorationFailure) -> Token {
         var marker = Marker(owner: current, archive: identity(of: bytes))
-        if let attempt {
+        if let attempt, store.canMap {
             marker.isVersion2 = true
             marker.attempt = attempt
         }
         let text = Array(encode(marker).utf8)
-        var off = 0, zeros = 0, interrupts = 0
-        var failure: String?
-        while off < text.count {
-            let n = text.withUnsafeBytes { FileIO.write(fd, $0.baseAddress! + off, text.count - off) }
-            if n < 0 {
-                let e = errno
-                if e == EINTR && interrupts < FileStore.maxInterrupts { interrupts += 1; continue }
-                failure = "writing failed after \(off) of \(text.count) bytes: \(FileStore.errnoText(e))"
-                break
+        let what = "cannot write \(markerName(store))"
+        guard marker.isVersion2 else {
+            do throws(RestorationFailure) { try store.write(.marker, 0, text) } catch {
+                throw RestorationFailure(error.status, error.message.contains(store.describe) ? error.message : "\(what): \(error.message)")
             }
-            if n == 0 {
-                zeros += 1
-                if zeros < FileStore.maxZeroWrites { continue }
-                failure = "writing made no progress after \(off) of \(text.count) bytes (write returned 0): the disk is full (\(FileStore.errnoText(ENOSPC)))"
-                break
-            }
-            zeros = 0
-            interrupts = 0
-            off += n
+            return Token(store: store)
         }
-        if let failure {
-            // Remove the partial marker (emptying it first, in case removing fails: empty is harmless).
-            _ = FileStore.retrying { FileIO.ftruncate(fd, 0) }
-            _ = FileIO.close(fd)
-            _ = FileStore.retrying { FileIO.unlink(path) }
-            throw RestorationFailure(.io, "\(what): \(failure)")
+        do throws(RestorationFailure) { try store.remove(.marker, 0) } catch {
+            throw RestorationFailure(error.status, "\(what): \(error.message)")
         }
-        var token = Token(path: path, fd: fd)
-        if attempt != nil {
-            let field = Array("record=\(noRecord)\n".utf8)
-            if let at = search(text, field) {
-                token.watch = MarkerWatch(fd: fd, length: text.count, offset: at + "record=".utf8.count)
-            }
+        let region: UnsafeMutableRawBufferPointer
+        do throws(RestorationFailure) { region = try store.map(.marker, length: text.count) } catch {
+            throw RestorationFailure(error.status, error.message.contains(store.describe) ? error.message : "\(what): \(error.message)")
+        }
+        guard region.count >= text.count, let base = region.baseAddress else {
+            throw RestorationFailure(.io, "\(what): its map gave \(region.count) bytes, not \(text.count)")
+        }
+        text.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: text.count) }
+        var token = Token(store: store, region: region)
+        if let at = search(text, Array("record=\(noRecord)\n".utf8)) {
+            token.watch = MarkerWatch(base: base, offset: at + "record=".utf8.count)
         }
         return token
     }
@@ -299,72 +244,36 @@ enum CrashGuard {
         return nil
     }
 
-    /// Removes the marker of a finished restore. Returns a warning when it
-    /// could not be removed: it is then emptied through its descriptor
-    /// (an empty marker condemns nothing) and its removal is retried later.
+    /// Removes the marker of a finished restore. A mapped marker is zeroed
+    /// first (zeros condemn nothing); one written with `write` is emptied
+    /// when it cannot be removed. Returns a warning when it could not be removed.
     static func end(_ t: Token) -> String? {
         t.watch?.unmap()
-        defer { _ = FileIO.close(t.fd) }
-        guard let e = removeRetrying(t.path) else { return nil }
-        remember(t.path)
-        if FileStore.retrying({ FileIO.ftruncate(t.fd, 0) }) == 0 {
-            return "cannot remove crash-loop marker '\(t.path)' after the restore: \(FileStore.errnoText(e)); it was emptied instead (an empty marker condemns nothing) and its removal will be retried"
+        if let r = t.region, let b = r.baseAddress { b.initializeMemory(as: UInt8.self, repeating: 0, count: r.count) }
+        var last: RestorationFailure?
+        for _ in 0..<3 {
+            do throws(RestorationFailure) { try t.store.remove(.marker, 0); return nil } catch { last = error }
         }
-        let e2 = errno
-        return "cannot remove crash-loop marker '\(t.path)' after the restore: \(FileStore.errnoText(e)), nor empty it: \(FileStore.errnoText(e2)); until it is removed, the next process may take this restore for a crash; its removal will be retried"
+        let e = last!
+        if t.region != nil {
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message); it was zeroed instead (it condemns nothing) and its removal will be retried"
+        }
+        do {
+            try t.store.write(.marker, 0, [])
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message); it was emptied instead (an empty marker condemns nothing) and its removal will be retried"
+        } catch {
+            return "cannot remove \(markerName(t.store)) after the restore: \(e.message), nor empty it: \(error.message); until it is removed, the next process may take this restore for a crash"
+        }
     }
 
     /// Removes the marker after a save (it names the replaced archive) or
     /// when the archive is set aside; a warning when it cannot.
-    static func clear(_ archive: String) -> String? {
-        retryPendingClears()
-        let path = FileStore.markerPath(archive)
-        var st = stat()
-        guard FileIO.lstat(path, &st) == 0, FileStore.kind(st) == nil else { return nil }
-        guard let e = removeRetrying(path) else { return nil }
-        remember(path)
-        return "cannot remove crash-loop marker '\(path)': \(FileStore.errnoText(e)); its removal will be retried (it names the previous archive, so it condemns nothing)"
-    }
-
-    /// unlink, tried 3 times (an EIO can be transient); nil on success or
-    /// when already gone, else the errno.
-    private static func removeRetrying(_ path: String) -> Int32? {
-        var e: Int32 = 0
-        for _ in 0..<3 {
-            if FileStore.retrying({ FileIO.unlink(path) }) == 0 { return nil }
-            e = errno
-            if e == ENOENT { return nil }
-        }
-        return e
-    }
-
-    // Markers this process failed to remove: retried by the next begin,
-    // examine or clear, if they are still this process's or empty.
-    nonisolated(unsafe) private static var pending: Set<String> = []
-    private static let pendingLock = RecursiveLock()
-
-    private static func remember(_ path: String) {
-        pendingLock.withLock { _ = pending.insert(path) }
-    }
-
-    static func retryPendingClears() {
-        let paths: [String] = pendingLock.withLock { pending.isEmpty ? [] : Array(pending) }
-        guard !paths.isEmpty else { return }
-        let me = current
-        for p in paths {
-            var st = stat()
-            var done = true
-            if FileIO.lstat(p, &st) == 0, FileStore.kind(st) == nil {
-                let archive = String(p.dropLast(".restoring".count))
-                let mine: Bool
-                switch read(archive) {
-                case .valid(let m): mine = m.owner == me
-                case .unusable: mine = st.st_size == 0
-                case .absent, .unreadable: mine = false
-                }
-                if mine && removeRetrying(p) != nil { done = false }
-            }
-            if done { pendingLock.withLock { _ = pending.remove(p) } }
+    static func clear(_ store: ArchiveStore) -> String? {
+        do {
+            try store.remove(.marker, 0)
+            return nil
+        } catch {
+            return "cannot remove \(markerName(store)): \(error.message) (it names the previous archive, so it condemns nothing)"
         }
     }
 }

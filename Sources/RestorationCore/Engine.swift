@@ -266,6 +266,9 @@ public final class Engine {
         /// How long a claimed signal waits for a dispatch to save before the
         /// signal is re-raised anyway (docs/LIFECYCLE.md, "Signals").
         public var signalDeadlineMs: UInt32 = 1000
+        /// Where the archive lives (docs/STORAGE.md); nil: the file store of
+        /// `archivePath`, if any. Set one or the other.
+        public var store: ArchiveStore?
     }
 
     /// What a save over the size budget does (the C values are the raw values).
@@ -398,6 +401,7 @@ public final class Engine {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
+        storage = (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:))
         // Two-phase init: the sentinel and the coder refer back to self.
         sentinelStorage = ObjectNode(sentinelOf: self)
         coderStorage = Coder(engine: self)
@@ -409,9 +413,11 @@ public final class Engine {
     private var lifecycleStorage: Lifecycle?
     /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
-    /// Sessions and restore reasons (ABI v1.1 §3; Sessions.swift). Under `lock`.
-    var sessionOpen = false
-    var previousSessionDied: Bool?
+    /// The store and what the engine keeps about it (sessions, the last
+    /// archive; Storage.swift); nil without a store or archive path.
+    let storage: Storage?
+    /// Whether the engine has a store (an archive path or a host's store).
+    public var hasStore: Bool { storage != nil }
     /// The reason and generation of the restore in progress or last done.
     public internal(set) var restoreReason: RestoreReason = .firstLaunch
     public internal(set) var restoreGeneration: UInt32 = 0
@@ -930,11 +936,12 @@ public final class Engine {
         return index
     }
 
-    /// Saves to the archive file, atomically and durably; clears the crash marker.
+    /// Saves to the store, atomically and durably (unchanged state writes
+    /// nothing); clears the crash marker and the quarantine.
     public func save() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
-        guard let path = configuration.archivePath else {
+        guard let s = storage else {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
         KillPoints.reach(.saveBegin)
@@ -946,46 +953,44 @@ public final class Engine {
             bytes = try saveToBytes()
         }
         KillPoints.reach(.saveEncoded)
-        try FileStore.createArchiveDirectory(for: path)
-        openSession(path)
-        let keep = configuration.generations
-        try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in
-                try FileStore.atomicWrite(b, to: path, beforeRename: { () throws(RestorationFailure) in
-                    KillPoints.reach(.saveWritten)
-                    if keep > 0 { try FileStore.rotateGenerations(path, keep: keep) }
-                })
-            }
-        }.get()
-        KillPoints.reach(.saveReplaced)
+        // The session is recorded as soon as the archive's place exists:
+        // before the write when it does, else right after the write made it.
+        let recorded = openSession(s, quiet: true)
+        let wrote = try writeArchive(s, bytes)
+        if recorded == .notFound { openSession(s) }   // the write made the folder
         lifecycle.saveSucceeded(token)
-        if let w = CrashGuard.clear(path) { log(.warning, w) }
-        if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
-        commitCarried()   // v1.1 §5: the file holds them now
+        guard wrote else {
+            uncommitCarried()   // nothing written: the store holds the same records
+            return
+        }
+        if let w = CrashGuard.clear(s.store) { log(.warning, w) }
+        if let w = Quarantine.clear(s.store) { log(.warning, w) }   // a save ends a quarantine
+        commitCarried()   // the store holds the carried records now
     }
 
     // MARK: restore
 
-    /// Restores from the archive file, with the crash-loop guard; a missing
-    /// or invalid archive falls back to the newest valid generation
-    /// (Generations.swift, `restoreWithFallback`).
+    /// Restores from the store, with the crash-loop guard; a missing or
+    /// invalid archive falls back to the newest valid generation
+    /// (EngineLifecycle.swift, `restoreWithFallback`).
     public func restore() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
-        guard let path = configuration.archivePath else {
+        guard let s = storage else {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
         KillPoints.reach(.restoreBegin)
-        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(path) }
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(s) }
     }
 
-    /// Restores `file` (the archive, or one of its generations) with the
-    /// crash-loop guard for that file; `bytes` read from it, not validated yet.
-    func restoreFile(_ path: String, reader: ArchiveReader, reason: RestoreReason, generation: UInt32) throws(RestorationFailure) {
+    /// Restores the store's `slot` (the archive, or one of its generations)
+    /// with the crash-loop guard; `reader` validated from its bytes.
+    func restoreSlot(_ s: Storage, _ slot: StoreSlot, _ index: UInt64, reader: ArchiveReader, reason: RestoreReason) throws(RestorationFailure) {
         let bytes = reader.archiveBytes
+        let name = source(s, slot, index)
         if configuration.crashGuard {
-            switch CrashGuard.examine(path, bytes: bytes) {
+            switch CrashGuard.examine(s.store, source: name, bytes: bytes) {
             case .none: break
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
@@ -995,30 +1000,34 @@ public final class Engine {
                 if r < reader.recordCount {
                     let recordPath = reader.path(ofRecord: r)
                     let identity = CrashGuard.identity(of: bytes)
-                    try Quarantine.write(path, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
-                    if let w = CrashGuard.clear(path) { log(.warning, w) }
-                    log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring '\(path)'; that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
+                    do {
+                        try Quarantine.write(s.store, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
+                    } catch { throw s.named(error) }
+                    if let w = CrashGuard.clear(s.store) { log(.warning, w) }
+                    log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring \(name); that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
                 } else {
-                    let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
-                    if let w = CrashGuard.clear(path) { log(.warning, w) }
-                    throw RestorationFailure(.rejected, "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)'")
+                    let aside = try setAsideCrashed(s, slot, index)
+                    if let w = CrashGuard.clear(s.store) { log(.warning, w) }
+                    throw RestorationFailure(.rejected, "a process (pid \(marker.owner.pid)) died while restoring \(name); the archive was set aside as \(aside)")
                 }
             case .crashed(let marker):
-                let aside = try FileStore.setAside(path, nowMs: SystemInfo.nowMs())
-                if let w = CrashGuard.clear(path) { log(.warning, w) }
-                Quarantine.clear(path)
-                let msg = "a process (pid \(marker.owner.pid)) died while restoring '\(path)'; the archive was set aside as '\(aside)' and will not be restored again"
+                let aside = try setAsideCrashed(s, slot, index)
+                if let w = CrashGuard.clear(s.store) { log(.warning, w) }
+                Quarantine.clear(s.store)
+                let msg = "a process (pid \(marker.owner.pid)) died while restoring \(name); the archive was set aside as \(aside) and will not be restored again"
                 log(.error, msg)
                 throw RestorationFailure(.rejected, msg)
             }
         }
         restoreReason = reason
-        restoreGeneration = generation
+        restoreGeneration = UInt32(index)
         var quarantined: Quarantine.Entry? = nil
         if configuration.crashGuard && configuration.quarantine {
-            quarantined = quarantinedRecord(path, bytes: reader.archiveBytes, recordCount: reader.recordCount)
+            quarantined = quarantinedRecord(s.store, bytes: reader.archiveBytes, recordCount: reader.recordCount)
         }
-        try runRestore(reader, markerFor: configuration.crashGuard ? path : nil, quarantined: quarantined)
+        // What the archive slot holds now, for the next save to compare with.
+        s.lastArchiveKey = slot == .archive ? Storage.key(bytes) : nil
+        try runRestore(reader, markerIn: configuration.crashGuard ? s.store : nil, quarantined: quarantined)
     }
 
     /// Restores from archive bytes (no crash-loop guard).
@@ -1032,7 +1041,7 @@ public final class Engine {
         let reader = try Engine.validate(bytes, source: "the buffer")
         restoreReason = .buffer
         restoreGeneration = 0
-        try runRestore(reader, markerFor: nil)
+        try runRestore(reader, markerIn: nil)
     }
 
     func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
@@ -1079,7 +1088,7 @@ public final class Engine {
     /// carry decide skips inside materialize; explain collects the skips
     /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
     /// and every object called by `ObjectNode.call`, whatever their kind.
-    private func runRestore(_ reader: ArchiveReader, markerFor markerPath: String?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
+    private func runRestore(_ reader: ArchiveReader, markerIn markerStore: ArchiveStore?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         // v1.1 §9: tokens of the previous restore end here, before this one begins.
         if operation == nil {
             checkDeadlines()
@@ -1092,11 +1101,11 @@ public final class Engine {
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
-        if let markerPath {
+        if let markerStore {
             // v1.1 §6: with quarantine, a version-2 marker names each object callback's record;
             // attempt 2 (a quarantine in effect) makes any death set the archive aside.
             let attempt: Int? = configuration.quarantine ? (quarantined == nil ? 1 : 2) : nil
-            do { guarded = try CrashGuard.begin(markerPath, bytes: reader.archiveBytes, attempt: attempt) } catch {
+            do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
         }
@@ -1306,14 +1315,12 @@ public final class Engine {
     public func discard() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
-        guard let path = configuration.archivePath else {
+        guard let s = storage else {
             throw RestorationFailure(.invalid, "the engine has no archive path")
         }
         if operation != nil { try beginOperation(.saving) }
         checkDeadlines()
-        try FileStore.discard(path)
-        // The session file went with the rest: the next save or restore records it again.
-        sessionOpen = false
+        try discardStore(s)
     }
 
     /// Releases every object (children first) and shuts the class provider
@@ -1332,6 +1339,7 @@ public final class Engine {
         if destroyed { return true }
         expireAllTokens("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
+        storage?.removeClosedSession()
         var all: [ObjectNode] = []
         var c = root.firstChild
         var roots: [ObjectNode] = []

@@ -134,7 +134,10 @@ public enum FileStore {
     /// temporary is durable and just before the rename (generations keep
     /// the archive being replaced there); its failure fails the save with
     /// the old archive in place.
-    public static func atomicWrite(_ bytes: UnsafeRawBufferPointer, to path: String,
+    ///
+    /// `locking: false`: the caller holds the archive's lock already (the
+    /// file store's `lock`), or the file needs none (the quarantine).
+    public static func atomicWrite(_ bytes: UnsafeRawBufferPointer, to path: String, locking: Bool = true,
                                    beforeRename: (() throws(RestorationFailure) -> Void)? = nil) throws(RestorationFailure) {
         let what = "cannot save to '\(path)'"
         if let kind = nonRegularKind(path) {
@@ -143,8 +146,8 @@ public enum FileStore {
         let dir = directory(of: path)
         let base = baseName(of: path)
 
-        let lockFD = try lock(path, what)
-        defer { _ = FileIO.close(lockFD) }
+        let lockFD = locking ? try lock(path, what) : -1
+        defer { if lockFD >= 0 { _ = FileIO.close(lockFD) } }
 
         // Temporaries left by a crashed save are ours to remove (we hold the lock).
         removeSiblings(of: path, infix: tempInfix)
@@ -319,47 +322,13 @@ public enum FileStore {
         return out
     }
 
-    /// Removes the archive and everything kept beside it. Missing files are
-    /// fine. Holds the archive's lock, so a save in progress (in any
+    /// Removes the archive and everything kept beside it (`restorectl
+    /// discard`; the engine's discard through the file store). Missing files
+    /// are fine. Holds the archive's lock, so a save in progress (in any
     /// process) finishes first and its temporary file is never removed
     /// under it; the lock file goes last, still locked.
     public static func discard(_ archive: String) throws(RestorationFailure) {
-        let what = "cannot discard '\(archive)'"
-        let lockFD: Int32
-        do {
-            lockFD = try lock(archive, what)
-        } catch {
-            // No directory (or no way to create a lock file in it): fine when there is nothing to remove.
-            var st = stat()
-            if FileIO.lstat(directory(of: archive), &st) != 0 && errno == ENOENT { return }
-            if stateFiles(of: archive).isEmpty, listSiblings(of: archive, infix: "") != nil { return }
-            throw error
-        }
-        defer { _ = FileIO.close(lockFD) }
-        func remove(_ p: String) throws(RestorationFailure) {
-            if retrying({ FileIO.unlink(p) }) != 0 && errno != ENOENT {
-                throw RestorationFailure(.io, "\(what): cannot remove '\(p)': \(errnoText())")
-            }
-        }
-        try remove(archive)
-        try remove(markerPath(archive))
-        try remove(SessionFile.path(archive))
-        try remove(Quarantine.path(archive))   // v1.1 §6
-        for infix in [crashedInfix, tempInfix, invalidInfix] {
-            guard let list = listSiblings(of: archive, infix: infix) else {
-                throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its set-aside copies and temporary files: \(errnoText())")
-            }
-            for p in list { try remove(p) }
-        }
-        // Generations (<archive>.1 ...) and what the engine keeps beside them.
-        guard let gens = listGenerationFiles(of: archive) else {
-            throw RestorationFailure(.io, "\(what): cannot list its directory '\(directory(of: archive))' to find its generations: \(errnoText())")
-        }
-        for p in gens { try remove(p) }
-        // The lock file goes too, unless a saver is waiting on it (it would
-        // wake up on a removed file and have to queue again behind the next
-        // discard: with discards in a loop it could starve).
-        if !hasWaiters(lockFD) { try remove(lockPath(archive)) }
+        try Storage.discardAll(FileArchiveStore(path: archive))
     }
 
     /// True when another open file description waits for the flock held on
@@ -393,15 +362,4 @@ public enum FileStore {
         return false
     }
 
-    /// Renames the archive to `<archive>.crashed-<UTC ms>`; returns the new path.
-    static func setAside(_ archive: String, nowMs: Int64) throws(RestorationFailure) -> String {
-        var target = "\(archive)\(crashedInfix)\(nowMs)"
-        var n = 1
-        var st = stat()
-        while FileIO.lstat(target, &st) == 0 { target = "\(archive)\(crashedInfix)\(nowMs)-\(n)"; n += 1 }
-        if retrying({ FileIO.rename(archive, target) }) != 0 {
-            throw RestorationFailure(.io, "cannot set aside archive '\(archive)' as '\(target)': \(errnoText())")
-        }
-        return target
-    }
 }

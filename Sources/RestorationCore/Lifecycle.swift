@@ -288,7 +288,7 @@ public final class Lifecycle: @unchecked Sendable {
             return true
         }
         do {
-            KillPoints.reach(.autosave, when: engine.configuration.archivePath != nil)
+            KillPoints.reach(.autosave, when: engine.hasStore)
             try save()
         } catch {
             let (backoff, report) = state.withLock { () -> (Int64, FailureReport) in

@@ -33,17 +33,13 @@ import RestorationArchive
 //     pid=<the process that died>
 //     end
 
-/// The `record=` field of a version-2 marker, mapped shared.
+/// The `record=` field of a version-2 marker, in the region the store's
+/// `map` gave (the store owns the mapping).
 final class MarkerWatch {
-    private var base: UnsafeMutableRawPointer?
-    private let length: Int
-    private let field: UnsafeMutableRawPointer?
+    private var field: UnsafeMutableRawPointer?
 
-    init?(fd: Int32, length: Int, offset: Int) {
-        guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else { return nil }
-        base = p
-        self.length = length
-        field = p + offset
+    init(base: UnsafeMutableRawPointer, offset: Int) {
+        field = base + offset
     }
 
     /// The callback of record r begins.
@@ -64,12 +60,8 @@ final class MarkerWatch {
         for i in 0..<10 { f.storeBytes(of: UInt8(ascii: "-"), toByteOffset: i, as: UInt8.self) }
     }
 
-    func unmap() {
-        if let b = base { munmap(b, length) }
-        base = nil
-    }
-
-    deinit { unmap() }
+    /// The region is about to go: no more stores through it.
+    func unmap() { field = nil }
 }
 
 enum Quarantine {
@@ -101,28 +93,22 @@ enum Quarantine {
         return Entry(archive: a, record: r, path: p, pid: pid)
     }
 
-    /// The quarantine of `archive`, nil when there is none or it cannot be read as one.
-    public static func read(_ archive: String) -> Entry? {
-        guard let bytes = try? FileStore.read(path(archive), limit: 8192) else { return nil }
+    /// The quarantine in `store`, nil when there is none or it cannot be read as one.
+    static func read(_ store: ArchiveStore) -> Entry? {
+        guard let bytes = try? store.readArray(.quarantine) else { return nil }
         return parse(bytes)
     }
 
-    static func write(_ archive: String, _ e: Entry) throws(RestorationFailure) {
-        let text = Array(encode(e).utf8)
-        try text.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try FileStore.atomicWrite(b, to: path(archive)) }
-        }.get()
-        // atomicWrite locks through '<quarantine>.lock': not needed beside it.
-        _ = FileIO.unlink(FileStore.lockPath(path(archive)))
+    static func write(_ store: ArchiveStore, _ e: Entry) throws(RestorationFailure) {
+        try store.write(.quarantine, 0, Array(encode(e).utf8))
     }
 
-    /// Ends the quarantine of `archive` (a save, a discard, a set-aside).
-    /// Returns a warning when it exists and cannot be removed.
+    /// Ends the quarantine (a save, a discard, a set-aside). Returns a
+    /// warning when it exists and cannot be removed.
     @discardableResult
-    static func clear(_ archive: String) -> String? {
-        let p = path(archive)
-        if FileStore.retrying({ FileIO.unlink(p) }) != 0 && errno != ENOENT {
-            return "cannot remove the quarantine '\(p)': \(FileStore.errnoText())"
+    static func clear(_ store: ArchiveStore) -> String? {
+        do throws(RestorationFailure) { try store.remove(.quarantine, 0) } catch {
+            return "cannot remove the quarantine of \(store.describe): \(error.message)"
         }
         return nil
     }
@@ -133,20 +119,19 @@ extension Engine {
     @inline(__always) func watchEnter(_ r: Int) { if let w = markerWatch { w.enter(r) } }
     @inline(__always) func watchLeave() { if let w = markerWatch { w.leave() } }
 
-    /// v1.1 §6: the quarantined record of `archive` for these bytes, if any
-    /// (a quarantine naming other bytes is removed).
-    func quarantinedRecord(_ archive: String, bytes: UnsafeRawBufferPointer, recordCount: Int) -> Quarantine.Entry? {
-        guard let q = Quarantine.read(archive) else {
-            var st = stat()
-            if FileIO.lstat(Quarantine.path(archive), &st) == 0 {
-                log(.warning, "ignoring '\(Quarantine.path(archive))': it is not a quarantine this library wrote; removed")
-                Quarantine.clear(archive)
+    /// The quarantined record of the store's archive for these bytes, if
+    /// any (a quarantine naming other bytes is removed).
+    func quarantinedRecord(_ store: ArchiveStore, bytes: UnsafeRawBufferPointer, recordCount: Int) -> Quarantine.Entry? {
+        guard let q = Quarantine.read(store) else {
+            if let present = try? store.list(.quarantine), !present.isEmpty {
+                log(.warning, "ignoring the quarantine of \(store.describe): it is not a quarantine this library wrote; removed")
+                Quarantine.clear(store)
             }
             return nil
         }
         if q.archive != CrashGuard.identity(of: bytes) || q.record >= recordCount {
-            log(.info, "the quarantine '\(Quarantine.path(archive))' names another version of the archive; removed")
-            Quarantine.clear(archive)
+            log(.info, "the quarantine of \(store.describe) names another version of the archive; removed")
+            Quarantine.clear(store)
             return nil
         }
         return q
@@ -170,7 +155,8 @@ extension Engine {
     /// The quarantine beside `archive`, nil when there is none (or the file
     /// there is not one).
     public static func quarantine(of archive: String) -> QuarantineInfo? {
-        guard let q = Quarantine.read(archive) else { return nil }
+        let store = FileArchiveStore(path: archive)
+        guard let q = Quarantine.read(store) else { return nil }
         let bytes = (try? FileStore.read(archive)) ?? []
         let current = bytes.withUnsafeBytes { CrashGuard.identity(of: $0) } == q.archive
         return QuarantineInfo(file: Quarantine.path(archive), record: q.record, path: q.path, pid: q.pid, current: current)
@@ -179,6 +165,6 @@ extension Engine {
     /// Ends the quarantine beside `archive` (the next restore restores the
     /// record again). Missing: nothing to do.
     public static func clearQuarantine(of archive: String) throws(RestorationFailure) {
-        if let w = Quarantine.clear(archive) { throw RestorationFailure(.io, w) }
+        if let w = Quarantine.clear(FileArchiveStore(path: archive)) { throw RestorationFailure(.io, w) }
     }
 }

@@ -39,13 +39,15 @@ public enum SystemInfo {
 
     /// A process's start time in clock ticks since boot (field 22 of
     /// /proc/PID/stat), which together with the pid identifies a process.
+    /// A process that has exited but is not reaped yet (a zombie, state 'Z',
+    /// or 'X' while it goes) has no start time: it is dead.
     static func startTime(of pid: Int32) -> UInt64? {
         guard let stat = readSmallFile("/proc/\(pid)/stat") else { return nil }
         // The command name (field 2) may contain spaces and parentheses: skip to the last ')'.
         guard let close = stat.lastIndex(of: ")") else { return nil }
         let rest = stat[stat.index(after: close)...].split(separator: " ")
         // rest[0] is field 3 (state); field 22 is rest[19].
-        guard rest.count > 19 else { return nil }
+        guard rest.count > 19, rest[0] != "Z", rest[0] != "X" else { return nil }
         return UInt64(rest[19])
     }
 

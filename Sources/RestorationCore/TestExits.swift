@@ -116,22 +116,22 @@ public enum TestExits {
 
     /// The JSON report of the engine's last file restore.
     static func report(_ engine: Engine, _ failure: RestorationFailure?, _ extra: [(String, String)]) -> String {
-        let path = engine.configuration.archivePath ?? ""
+        let store = engine.storage?.store
         let reason = failure == nil ? engine.restoreReason : .firstLaunch
         let generation = failure == nil ? engine.restoreGeneration : 0
         let counts = failure == nil ? engine.lastReport : nil
         var bytes: Int64 = 0
-        if failure == nil && reason != .firstLaunch {
-            let file = generation == 0 ? path : FileStore.generationPath(path, Int(generation))
-            var st = stat()
-            if stat(file, &st) == 0 { bytes = Int64(st.st_size) }
+        if failure == nil && reason != .firstLaunch, let store,
+           let held = try? store.read(generation == 0 ? .archive : .generation, UInt64(generation)) {
+            bytes = Int64(held.bytes.count)
+            held.release()
         }
         let skipped = failure == nil ? engine.lastSkips.records : []
         var out = "{\"reason\": \(json(reason.cName)), \"generation\": \(generation), "
         out += "\"restored\": \(counts?.restored ?? 0), \"skipped\": ["
         out += skipped.map { "{\"path\": \(json($0.path)), \"reason\": \(json($0.reason.cName)), \"detail\": \(json($0.detail))}" }
             .joined(separator: ", ")
-        out += "], \"archive_bytes\": \(bytes), \"store\": \(json("file '\(path)'")), "
+        out += "], \"archive_bytes\": \(bytes), \"store\": \(json(store?.describe ?? "")), "
         out += "\"status\": \(json(failure?.status.cName ?? "RST_OK")), \"error\": \(json(failure?.message ?? ""))"
         for (k, v) in extra { out += ", \(json(k)): \(v)" }
         return out + "}\n"

@@ -94,6 +94,8 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     // Table version 3 (library 1.2): size budgets.
     t.set_object_priority = { CFace.set_object_priority($0, $1) }
     t.last_save_sizes = { CFace.last_save_sizes($0, $1, $2) }
+    // Table version 3 (library 1.2), the storage door's member:
+    t.close_session = { CFace.close_session($0) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
@@ -104,5 +106,29 @@ extension CFace {
     /// engine that has a plugin_dir.
     public static func engine_create(_ opts: UnsafePointer<rst_engine_options>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
         createEngine(opts, out) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
+    }
+}
+
+extension CFace {
+    /// `rst_engine_create_with_store`: the table checked, the pair adopted
+    /// (its `destroy` runs exactly once: here on failure, else at the
+    /// engine's end), this loader attached as for rst_engine_create.
+    public static func engine_create_with_store(_ opts: UnsafePointer<rst_engine_options>!, _ ops: UnsafePointer<rst_store_ops>!,
+                                                _ ctx: UnsafeMutableRawPointer!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
+        guard let ops else { return fail(.invalid, "rst_engine_create_with_store: ops is NULL") }
+        if let f = checkStoreOps(ops) {
+            ops.pointee.destroy?(ctx)
+            return fail(f, in: "rst_engine_create_with_store")
+        }
+        if opts == nil || out == nil {
+            ops.pointee.destroy?(ctx)
+            return fail(.invalid, "rst_engine_create_with_store: \(opts == nil ? "opts" : "out") is NULL")
+        }
+        if isBuiltInStore(ops) && ctx == nil {
+            ops.pointee.destroy?(ctx)
+            return fail(.invalid, "rst_engine_create_with_store: ctx is NULL, but ops is a built-in store's table (pass the ctx rst_file_store or rst_memory_store gave)")
+        }
+        let store = adoptStore(ops, ctx)
+        return createEngine(opts, out, store: store) { engine, directory in PluginLoader.attach(to: engine, directory: directory) }
     }
 }

@@ -52,7 +52,7 @@ final class ManPageTests: XCTestCase {
         }
         // roff's `.IR archive .lock` alternates fonts: compare without the spaces and quotes.
         let section = String(page[files.upperBound..<end.lowerBound]).filter { $0 != " " && $0 != "\"" }
-        for suffix in [".1", ".16", ".invalid-", ".crashed-", ".k.crashed-", ".restoring", ".k.restoring",
+        for suffix in [".1", ".16", ".invalid-", ".crashed-", ".restoring",
                        ".quarantine", ".session", ".lock", ".tmp-", ".tmp-gen-"] {
             XCTAssertTrue(section.contains("archive" + suffix),
                           "FILES lacks archive\(suffix):\n\(section)")

@@ -226,11 +226,15 @@ int main(int argc, char **argv) {
         CHECK_ERR(rst_restore(e), RST_ERR_REJECTED, ".crashed-");
         CHECK_EQ(count_entries(dir, "state.rst.crashed-"), 3);
 
-        /* rst_save clears a marker left by a dead restore */
+        /* rst_save clears a marker left by a dead restore (a save that
+           writes; an unchanged one writes nothing and leaves it) */
         CHECK_OK(rst_save(e));
         free(fake);
         fake = fake_marker(archive, (int)getpid(), "1", NULL);
         write_file(marker, fake, strlen(fake));
+        CHECK_OK(rst_save(e));
+        CHECK(file_exists(marker));
+        CHECK_OK(rst_register_object(e, "C", NULL, NULL, &cbs, "c", NULL));
         CHECK_OK(rst_save(e));
         CHECK(!file_exists(marker));
         callbacks = 0;

@@ -9,6 +9,7 @@
  *   files DIR
  */
 #include "check.h"
+#include "restoration_store.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -106,7 +107,11 @@ static void validation(const char *dir) {
         CHECK_LAST_ERROR(archive);
         CHECK_MSG(callbacks == 0, "file truncated to %zu bytes: %d callbacks ran", n, callbacks);
         CHECK(!file_exists(marker));
-        CHECK(file_exists(archive)); /* a corrupt archive is not set aside or deleted */
+        /* a corrupt archive is never deleted: set aside intact (RESET) */
+        CHECK(!file_exists(archive));
+        CHECK_EQ(rst_last_restore_reason(r), RST_REASON_RESET);
+        CHECK(find_entry(dir, ".invalid-") != NULL);
+        write_file(archive, good, n);
         rst_archive_info *info = NULL;
         CHECK_MSG(refused(rst_read_archive_info(archive, &info)), "rst_read_archive_info of %zu bytes", n);
         CHECK(info == NULL);
@@ -180,10 +185,15 @@ static void limits_and_missing(const char *dir) {
     callbacks = 0;
     CHECK_ERR(rst_restore(r), RST_ERR_LIMIT, archive, "RST_MAX_ARCHIVE_BYTES");
     CHECK_EQ(callbacks, 0);
+    /* too large is invalid too: set aside intact, never read */
+    CHECK(!file_exists(archive));
+    CHECK_EQ(rst_last_restore_reason(r), RST_REASON_RESET);
+    char *huge_aside = find_entry(dir, "huge.rst.invalid-");
+    CHECK(huge_aside != NULL);
     rst_archive_info *info = NULL;
-    CHECK_ERR(rst_read_archive_info(archive, &info), RST_ERR_LIMIT, archive);
+    CHECK_ERR(rst_read_archive_info(huge_aside, &info), RST_ERR_LIMIT, huge_aside);
     CHECK(info == NULL);
-    CHECK(file_exists(archive));
+    CHECK(unlink(huge_aside) == 0);
 
     /* a buffer larger than the limit: refused from its length (the pages are never touched) */
     size_t big = (size_t)RST_MAX_ARCHIVE_BYTES + 1;
@@ -269,16 +279,30 @@ static void non_regular_targets(const char *dir) {
     CHECK(mkdir(dirpath, 0700) == 0);
     char *inside = xasprintf("%s/keep", dirpath);
     write_file(inside, "k", 1);
-    s = saver(dirpath);
-    CHECK_ERR(rst_save(s), RST_ERR_IO, dirpath, "directory");
-    CHECK(lstat(dirpath, &st) == 0 && S_ISDIR(st.st_mode));
-    CHECK(file_exists(inside));
-    rst_engine_destroy(s);
-    rst_engine *rd = restorer(dirpath);
-    callbacks = 0;
-    CHECK_ERR(rst_restore(rd), RST_ERR_IO, dirpath);
-    CHECK_EQ(callbacks, 0);
-    rst_engine_destroy(rd);
+    /* refused when the engine is created (and by rst_file_store): nothing is created */
+    {
+        rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+        o.archive_path = dirpath;
+        rst_engine *de = NULL;
+        CHECK_ERR(rst_engine_create(&o, &de), RST_ERR_INVALID, dirpath, "directory");
+        CHECK(de == NULL);
+        CHECK(lstat(dirpath, &st) == 0 && S_ISDIR(st.st_mode));
+        CHECK(file_exists(inside));
+        CHECK_EQ(count_entries(dir, "adir.rst."), 0);
+        /* a path ending in '/', even of a folder that does not exist */
+        char *slash = xasprintf("%s/new-folder/", dir);
+        o.archive_path = slash;
+        CHECK_ERR(rst_engine_create(&o, &de), RST_ERR_INVALID, "ends in '/'");
+        CHECK(de == NULL);
+        CHECK(!file_exists(slash));
+        const rst_store_ops *fops = NULL; void *fctx = NULL;
+        CHECK_ERR(rst_file_store(dirpath, &fops, &fctx), RST_ERR_INVALID, "directory");
+        CHECK_ERR(rst_file_store(slash, &fops, &fctx), RST_ERR_INVALID, "ends in '/'");
+        CHECK_ERR(rst_file_store("", &fops, &fctx), RST_ERR_INVALID, NULL);
+        CHECK_ERR(rst_file_store(NULL, &fops, &fctx), RST_ERR_INVALID, NULL);
+        CHECK(fops == NULL && fctx == NULL);
+        free(slash);
+    }
 
     /* a FIFO: refused, and no hang */
     char *fifo = xasprintf("%s/fifo.rst", dir);
@@ -313,6 +337,8 @@ static void read_only_child(const char *rodir) {
     CHECK(before != NULL);
     CHECK(chmod(rodir, 0500) == 0);
     CHECK(access(rodir, W_OK) != 0); /* really read-only for us */
+    CHECK_OK(rst_save(s)); /* unchanged state: nothing to write */
+    CHECK_OK(rst_register_object(s, "Other", NULL, NULL, &cbs, "other", NULL));
     CHECK_ERR(rst_save(s), RST_ERR_IO, archive, "Permission denied");
     size_t n1 = 0;
     unsigned char *after = read_file(archive, &n1);
@@ -380,6 +406,8 @@ static void leftovers_and_discard(const char *dir) {
     CHECK_OK(rst_restore(r));
     CHECK(callbacks > 0);
     rst_engine_destroy(r);
+    /* a change, so that the save writes (unchanged state is not written again) */
+    CHECK_OK(rst_register_object(s, "Other", NULL, NULL, &cbs, "other", NULL));
     CHECK_OK(rst_save(s));
     CHECK(!file_exists(tmp1));
     CHECK(!file_exists(tmp2));

@@ -206,20 +206,26 @@ static int test_fallback(const char *dir) {
     CHECK_OK(rst_save(e));
     CHECK_EQ(restored_generation(e, &d, 0), 6);
     CHECK_EQ(rst_last_restore_reason(e), RST_REASON_RELAUNCH);
-    /* Without generations, a corrupt archive is an error and stays. */
+    /* Without generations, a corrupt archive is an error (RESET) and is set
+     * aside intact, so the next save does not overwrite it. */
     rst_engine *plain = engine_gen(xasprintf("%s/p.rst", dir), 0, &d);
     CHECK_OK(rst_save(plain));
     write_file(xasprintf("%s/p.rst", dir), "garbage!garbage!garbage!", 24);
-    CHECK_ERR(rst_restore(plain), RST_ERR_CORRUPT, NULL);
-    CHECK(file_exists(xasprintf("%s/p.rst", dir)));
+    CHECK_ERR(rst_restore(plain), RST_ERR_CORRUPT, "RESET");
+    CHECK_EQ(rst_last_restore_reason(plain), RST_REASON_RESET);
+    CHECK(!file_exists(xasprintf("%s/p.rst", dir)));
+    CHECK_EQ(count_entries(dir, "p.rst.invalid-"), 1);
+    CHECK_ERR(rst_restore(plain), RST_ERR_NOT_FOUND, NULL);
+    CHECK_EQ(rst_last_restore_reason(plain), RST_REASON_FIRST_LAUNCH);
     rst_engine_destroy(plain);
-    /* No valid generation: the error, and the invalid archive stays. */
+    /* No valid generation: the error, RESET, the invalid archive set aside. */
     rst_engine *lone = engine_gen(xasprintf("%s/l.rst", dir), 2, &d);
     CHECK_OK(rst_save(lone));
     write_file(xasprintf("%s/l.rst", dir), "garbage!garbage!garbage!", 24);
     CHECK_ERR(rst_restore(lone), RST_ERR_CORRUPT, NULL);
-    CHECK(file_exists(xasprintf("%s/l.rst", dir)));
-    CHECK_EQ(count_entries(dir, "l.rst.invalid-"), 0);
+    CHECK_EQ(rst_last_restore_reason(lone), RST_REASON_RESET);
+    CHECK(!file_exists(xasprintf("%s/l.rst", dir)));
+    CHECK_EQ(count_entries(dir, "l.rst.invalid-"), 1);
     rst_engine_destroy(lone);
     /* Discard removes the generations and the set-aside copies. */
     CHECK_OK(rst_discard(e));
