@@ -84,6 +84,11 @@ public enum PayloadShape: UInt8, Sendable {
     /// `varint byte_len`, then within it `varint count` + count record
     /// indexes (varints below object_count): an array of object references.
     case recordIndexArray
+    /// v1.2: `varint byte_len`, then within it the inner value's tag (1
+    /// byte), a 24-byte nonce and the sealed content (the inner payload
+    /// sealed with XChaCha20-Poly1305, 16 bytes longer): a sealed value
+    /// (RST_TYPE_SEALED). A reader before 1.2 skips it as a future type.
+    case sealed
     /// `varint byte_len` + byte_len bytes a version-1 reader does not
     /// interpret (tags 11...15: future types, skipped).
     case future
@@ -102,6 +107,7 @@ public enum PayloadShape: UInt8, Sendable {
         case 8: return .textArray              // ValueTag.stringArray
         case 9: return .fields                 // ValueTag.record
         case 10: return .recordIndexArray      // ValueTag.objectArray (v1.1)
+        case 12: return .sealed                // a sealed value (v1.2; tag 11: OS strings)
         default: return .future                // 11...15
         }
     }
@@ -181,6 +187,13 @@ public enum ArchiveFormat {
     /// class nothing could produce (UInt32.max: always). Set only when the
     /// archive holds a carried record.
     public static let flagRecordCarry: UInt16 = 2
+    /// v1.2: a sealed value's tag (`PayloadShape.sealed`, RST_TYPE_SEALED).
+    public static let sealedTag: UInt8 = 12
+    /// v1.2: the tag of a record's list of LOCAL keys (a `.future` shape:
+    /// `varint byte_len`, then `varint count` + count × `str` key names).
+    public static let localMarksTag: UInt8 = 13
+    /// Sealed payload: inner tag (1) + nonce (24) + the authentication tag (16).
+    public static let sealedOverhead: Int = 1 + 24 + 16
     /// The flags this reader understands.
     public static let knownFlags: UInt16 = flagRecordVersions | flagRecordCarry
     /// magic(8) + version(2) + flags(2) + total_len(4).

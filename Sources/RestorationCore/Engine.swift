@@ -157,6 +157,9 @@ final class RestoreRun {
     var failed = Set<Int>()
     /// v1.1 §7: why records were not produced (Skips.swift).
     var notes: [Int: SkipNote] = [:]
+    /// The archive as read, before its sealed values were opened: carried
+    /// records are kept from it, so they are written back still sealed.
+    var sealedSource: ArchiveReader?
 
     init(reader: ArchiveReader, coder: Coder) {
         self.reader = reader
@@ -403,6 +406,9 @@ public final class Engine {
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
     }
 
+    /// Sensitive values: the policy, the encryption key's source, and what
+    /// one save, export or restore does with them (Sensitivity.swift).
+    public let sensitivity = SensitivityRoom()
     private var lifecycleStorage: Lifecycle?
     /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
@@ -738,13 +744,29 @@ public final class Engine {
         }
     }
 
-    private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
+    /// Writes the state to a new buffer from `allocate`, as `saveToBuffer`
+    /// does, but it is not a save: no should_save, no carry count, no
+    /// WARNING about the values it leaves out. `portable`: LOCAL and
+    /// ENCRYPTED values are left out too (SECRET ones always are).
+    public func export(portable: Bool, allocate: (Int) -> UnsafeMutableRawPointer?) throws(RestorationFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
+        try save(mode: portable ? .portableExport : .export) { (w: inout ArchiveWriter, info: ArchiveInfo) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? in
+            try w.finish(info: info, into: allocate)
+        }
+    }
+
+    private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
         if operation == nil { checkDeadlines() }   // v1.1 §9: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
-        if let shouldSave, !shouldSave() {
+        sensitivity.beginSave(mode)
+        var sensitiveLeftOut = (count: 0, reason: "")
+        defer {
+            let left = sensitivity.endSave()
+            if sensitiveLeftOut.count == 0 { sensitiveLeftOut = left }
+        }
+        if mode == .save, let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
         let order = preorderRefs()
@@ -782,6 +804,7 @@ public final class Engine {
         for u in order {
             if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
         }
+        sensitiveLeftOut = sensitivity.endSave()   // the key is wiped once every object is encoded
         if !carried.isEmpty {
             // v1.1 §5: carried records follow the live ones.
             do {
@@ -798,7 +821,10 @@ public final class Engine {
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
         do {
             let result = try finish(&coder.writer, info)
-            if !carryCommitAfterWrite { commitCarried() }
+            if mode == .save && sensitiveLeftOut.count > 0 {
+                log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
+            }
+            if mode == .save && !carryCommitAfterWrite { commitCarried() }
             return result
         } catch {
             switch error {
@@ -1040,7 +1066,9 @@ public final class Engine {
         }
         // v1.1 §4: plugins load and migrations run after validation, before any factory.
         let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
-        let run = RestoreRun(reader: migrated, coder: theCoder)
+        let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
+        let run = RestoreRun(reader: opened, coder: theCoder)
+        if opened !== migrated { run.sealedSource = migrated }
         defer { run.end() }
         for (r, note) in preSkips {
             run.session.state[r] = .skipped
