@@ -590,3 +590,16 @@ func getVarint(_ p: [UInt8], _ pos: inout Int) -> UInt64? {
     }
     return nil
 }
+
+extension Engine {
+    /// The app's policy: every value under `key` in records of `className`
+    /// (nil: every class), at any depth; `.normal` removes it.
+    public func setKeySensitivity(className: String?, key: [UInt8], _ s: Sensitivity) {
+        lock.withLock { sensitivity.set(className: className, key: key, s) }
+    }
+
+    /// The source of the 32-byte key that seals ENCRYPTED values (nil: none).
+    public func setEncryptionKeyProvider(_ provider: EncryptionKeyProvider?) {
+        lock.withLock { sensitivity.keyProvider = provider }
+    }
+}

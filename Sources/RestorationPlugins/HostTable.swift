@@ -87,6 +87,9 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
     t.complete_restoration = { CFace.complete_restoration($0, $1) }
+    t.coder_set_sensitivity = { CFace.coder_set_sensitivity($0, $1, $2) }
+    t.set_key_sensitivity = { CFace.set_key_sensitivity($0, $1, $2, $3) }
+    t.export_state = { CFace.export_state($0, $1, $2, $3) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)
