@@ -24,4 +24,9 @@ final class SensitiveCTests: XCTestCase {
 
     /// rst_export: not a save; PORTABLE leaves out LOCAL and ENCRYPTED values.
     func testPortableExport() throws { try run("export") }
+
+    /// A carried record is written without the keys the policy makes SECRET
+    /// (even when an older build wrote them) and with its sealed values
+    /// still sealed, so a build with the key opens them later.
+    func testCarriedRecordsLeaveOutSecretsAndStaySealed() throws { try run("carry") }
 }

@@ -5,7 +5,7 @@
  * record, a flipped byte, a wrong key and a missing key each fail with one
  * WARNING while the rest of the restore stays intact.
  *
- *   sensitive secret|sealed|export DIR */
+ *   sensitive secret|sealed|export|carry DIR */
 #include "check.h"
 
 #define SECRET_TEXT "Hunter2-SECRET-7f3a9c"
@@ -379,6 +379,65 @@ static int test_export(const char *dir) {
     return 0;
 }
 
+/* ---- carried records: SECRET keys left out, sealed values carried sealed ---- */
+static int test_carry(const char *dir) {
+    char *path = xasprintf("%s/c.rst", dir);
+    /* An older build without the policy wrote the password in the clear. */
+    form f = { .password = SECRET_TEXT, .token = SEALED_TEXT, .path = LOCAL_TEXT, .title = "Title", .n = 5 };
+    {
+        rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+        o.archive_path = path;
+        o.encryption_key = give_key;
+        rst_engine *e = NULL;
+        CHECK_OK(rst_engine_create(&o, &e));
+        CHECK_OK(rst_set_key_sensitivity(e, NULL, "token", RST_SENSITIVITY_ENCRYPTED));
+        key_mode = 1;
+        CHECK_OK(rst_register_object(e, "old", NULL, "Gone", &form_callbacks, &f, NULL));
+        CHECK_OK(rst_save(e));
+        rst_engine_destroy(e);
+    }
+    size_t n = 0;
+    unsigned char *b = read_file(path, &n);
+    CHECK(contains(b, n, SECRET_TEXT));                  /* the old build's archive has it */
+    free(b);
+    /* This build has the policy, carries "old" (nothing produces class Gone),
+     * and has no key: the carried record is written without the password and
+     * with its token still sealed. */
+    {
+        rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+        o.archive_path = path;
+        o.carry_saves = 3;
+        o.log = collect_log;
+        rst_engine *e = NULL;
+        CHECK_OK(rst_engine_create(&o, &e));
+        CHECK_OK(rst_set_key_sensitivity(e, NULL, "password", RST_SENSITIVITY_SECRET));
+        log_text[0] = 0;
+        CHECK_OK(rst_restore(e));
+        CHECK_EQ(count_in_log("could not be opened"), 1);
+        CHECK_OK(rst_save(e));
+        void *buf = NULL; size_t len = 0;
+        CHECK_OK(rst_save_to_buffer(e, &buf, &len));
+        CHECK(!contains(buf, len, SECRET_TEXT));
+        CHECK(contains(buf, len, "Title"));              /* the rest is carried */
+        rst_free(buf);
+        rst_engine_destroy(e);
+    }
+    CHECK(no_file_holds(dir, SECRET_TEXT) >= 1);
+    /* A build that has class Gone again, and the key, opens the carried token. */
+    form g = { 0 };
+    rst_engine *e = engine_for(path, 1, 0);
+    key_mode = 1;
+    CHECK_OK(rst_register_object(e, "old", NULL, "Gone", &form_callbacks, &g, NULL));
+    CHECK_OK(rst_restore(e));
+    CHECK_EQ(g.st_token, RST_OK);
+    CHECK_STR(g.got_token, SEALED_TEXT);
+    CHECK_EQ(g.st_password, RST_ERR_NOT_FOUND);
+    CHECK_STR(g.got_title, "Title");
+    rst_engine_destroy(e);
+    free(path);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     check_prog = "sensitive";
     if (argc < 3) { fprintf(stderr, "usage: sensitive secret|sealed|export DIR\n"); return 2; }
@@ -386,6 +445,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "secret") == 0) r = test_secret(argv[2]);
     else if (strcmp(argv[1], "sealed") == 0) r = test_sealed(argv[2]);
     else if (strcmp(argv[1], "export") == 0) r = test_export(argv[2]);
+    else if (strcmp(argv[1], "carry") == 0) r = test_carry(argv[2]);
     else { fprintf(stderr, "unknown mode %s\n", argv[1]); return 2; }
     if (r) return r;
     DONE();
