@@ -367,7 +367,7 @@ public final class SensitivityRoom {
         guard hasPolicy || portable else { return entries }
         var local = Set<String>()
         if portable {
-            for e in entries { if case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag { local.formUnion(SensitivityRoom.markedKeys(p)) } }
+            for e in entries { if case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag { local.formUnion(SensitivityRoom.markedKeys(p) ?? []) } }
         }
         var out: [ArchiveEntry] = []
         out.reserveCapacity(entries.count)
@@ -384,17 +384,33 @@ public final class SensitivityRoom {
         return out
     }
 
-    /// The key names a LOCAL marks payload lists (nothing for a malformed one).
-    public static func markedKeys(_ p: [UInt8]) -> [String] {
+    /// A record's values as a portable export writes them: sealed values,
+    /// LOCAL marks and the keys they list left out, nested records included
+    /// (`restorectl export --portable`).
+    public static func portableEntries(_ entries: [ArchiveEntry]) -> [ArchiveEntry] {
+        var local = Set<String>()
+        for e in entries { if case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag { local.formUnion(markedKeys(p) ?? []) } }
+        var out: [ArchiveEntry] = []
+        for var e in entries where !local.contains(e.key) {
+            if case .unknown(let t, let p) = e.value, t == ArchiveFormat.sealedTag || (t == ArchiveFormat.localMarksTag && markedKeys(p) != nil) { continue }
+            if case .record(let sub) = e.value { e.value = .record(portableEntries(sub)) }
+            out.append(e)
+        }
+        return out
+    }
+
+    /// The key names a LOCAL marks payload lists; nil for a malformed one
+    /// (then nothing is taken as marked).
+    public static func markedKeys(_ p: [UInt8]) -> [String]? {
         var pos = 0
-        guard let count = getVarint(p, &pos), count <= UInt64(p.count) else { return [] }
+        guard let count = getVarint(p, &pos), count <= UInt64(p.count) else { return nil }
         var out: [String] = []
         for _ in 0..<Int(count) {
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count - pos) else { return out }
+            guard let n = getVarint(p, &pos), n <= UInt64(p.count - pos) else { return nil }
             out.append(String(decoding: p[pos..<(pos + Int(n))], as: UTF8.self))
             pos += Int(n)
         }
-        return out
+        return pos == p.count ? out : nil
     }
 
     // MARK: opening (a restore)
