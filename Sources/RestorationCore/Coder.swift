@@ -440,8 +440,9 @@ public final class Coder {
 
     /// Sets `key`'s sensitivity for this record (the open nested record, or
     /// the object's own fields) before it is encoded; wins over the policy.
-    /// - Throws: `.state` outside an encode callback or after the key was
-    ///   encoded in this record; `.invalid`/`.limit` for a bad key.
+    /// - Throws: `.state` outside an encode callback, or after the key was
+    ///   encoded in this record (which also fails the save: the value was
+    ///   written as it is); `.invalid`/`.limit` for a bad key.
     public func setSensitivity(_ key: KeyBytes, _ s: Sensitivity) throws(RestorationFailure) {
         guard mode == .encoding else {
             throw RestorationFailure(.state, "called outside an encode callback (a key's sensitivity is set while its object encodes, before the key)")
@@ -450,7 +451,9 @@ public final class Coder {
         try ArgumentRules.key(bytes, location: location)
         let k = writer.key(bytes)
         if writer.rawTag(ofKey: k) != nil {
-            throw RestorationFailure(.state, "\(location), key '\(key.string)': already encoded in this record; set its sensitivity before encoding it")
+            // The value is already in the archive as it is: the save fails,
+            // so it never reaches the disk.
+            throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': already encoded in this record; set its sensitivity before encoding it"))
         }
         let room = engine.sensitivity
         room.switchOn(node.unsafelyUnwrapped, depth: writer.nestingDepth)

@@ -96,7 +96,7 @@ final class SensitivityTests: XCTestCase {
         withExtendedLifetime(p) {}
     }
 
-    func testCoderSettingWinsBeforeTheKeyAndIsRefusedAfter() throws {
+    func testCoderSettingWinsBeforeTheKeyAndFailsTheSaveAfter() throws {
         let e = try RestorationEngine()
         let p = Probe("p")
         var after: Error?
@@ -107,10 +107,17 @@ final class SensitivityTests: XCTestCase {
             do { try c.setSensitivity(.secret, forKey: "b") } catch { after = error }
         }
         try e.register(p)
+        // Too late for "b": the save fails (the value was written as it is).
+        XCTAssertThrowsError(try e.saveToData()) { XCTAssertEqual(($0 as? RestorationError)?.statusName, "RST_ERR_STATE") }
+        XCTAssertEqual((after as? RestorationError)?.statusName, "RST_ERR_STATE")
+        p.onEncode = { [secret] c in
+            try c.setSensitivity(.secret, forKey: "a")
+            try c.encode(secret, forKey: "a")
+            try c.encode("plain", forKey: "b")
+        }
         let d = try e.saveToData()
         XCTAssertFalse(contains(d, secret))
         XCTAssertTrue(contains(d, "plain"))
-        XCTAssertEqual((after as? RestorationError)?.statusName, "RST_ERR_STATE")
         withExtendedLifetime(p) {}
     }
 }
