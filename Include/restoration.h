@@ -599,6 +599,7 @@ typedef enum rst_value_type {
     RST_TYPE_STRING_ARRAY = 8,
     RST_TYPE_RECORD       = 9,
     RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
+    RST_TYPE_SEALED       = 12, /**< 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 

@@ -13,7 +13,7 @@ public enum KeySensitivity: UInt32, Sendable {
     /// decode of it finds nothing.
     case secret = 1
     /// Written sealed (XChaCha20-Poly1305) with the engine's
-    /// ``RestorationEngine/encryptionKey``; left out without a key.
+    /// ``RestorationEngine/setEncryptionKey(_:)``; left out without a key.
     case encrypted = 2
     /// Written, and left out of portable exports.
     case local = 3
@@ -34,21 +34,23 @@ extension RestorationEngine {
         core.setKeySensitivity(className: className, key: Array(key.utf8), s.core)
     }
 
-    /// Gives the 32-byte key that seals ``KeySensitivity/encrypted`` values:
-    /// asked once per save that writes such a value and once per restore
-    /// that meets one; return nil for no key. The engine wipes its copy after use.
+    /// Sets where the 32-byte key that seals ``KeySensitivity/encrypted``
+    /// values comes from (nil: no key): `provider` is asked once per save
+    /// that writes such a value and once per restore that meets one, on the
+    /// saving or restoring thread with the engine busy (it must not call the
+    /// engine); it returns the key, or nil for none (then such values are
+    /// left out at save, or decode as not found at restore). The engine
+    /// wipes its copy after use.
     ///
     /// The corresponding C option is `rst_engine_options.encryption_key`.
-    public var encryptionKey: (() -> [UInt8]?)? {
-        get { nil }
-        set {
-            guard let f = newValue else { core.setEncryptionKeyProvider(nil); return }
-            core.setEncryptionKeyProvider { out in
-                guard var k = f(), k.count == 32 else { return false }
-                k.withUnsafeBytes { out.copyMemory(from: $0) }
-                k.withUnsafeMutableBytes { p in for i in p.indices { p[i] = 0 } }
-                return true
-            }
+    public func setEncryptionKey(_ provider: (() -> [UInt8]?)?) {
+        guard let f = provider else { core.setEncryptionKeyProvider(nil); return }
+        core.setEncryptionKeyProvider { out in
+            guard var k = f() else { return false }
+            defer { k.withUnsafeMutableBytes { p in for i in p.indices { p[i] = 0 } } }
+            guard k.count == 32 else { return false }
+            k.withUnsafeBytes { out.copyMemory(from: $0) }
+            return true
         }
     }
 

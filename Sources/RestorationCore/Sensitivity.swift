@@ -133,7 +133,7 @@ public final class SensitivityRoom {
             keyMissingReason = "no encryption key callback is set"
             return nil
         }
-        guard rsod_init() == 0 else {
+        guard SensitivityRoom.sodiumReady else {
             keyMissingReason = "libsodium could not be initialized"
             return nil
         }
@@ -452,6 +452,9 @@ public final class SensitivityRoom {
         return opened
     }
 
+    /// sodium_init(), once per process (thread-safe lazy global).
+    static let sodiumReady: Bool = rsod_init() == 0
+
     #if DEBUG
     static let verify = true
     #else
@@ -605,6 +608,24 @@ func getVarint(_ p: [UInt8], _ pos: inout Int) -> UInt64? {
         shift += 7
     }
     return nil
+}
+
+extension Coder {
+    /// Whether `key` holds a sealed value (archive tag 12) that was not
+    /// opened: what a migration sees (a restore opens sealed values after
+    /// migrations; one that does not open is left out).
+    public func isSealed(_ key: KeyBytes) -> Bool {
+        switch mode {
+        case .migrating:
+            let e = editor
+            guard let i = e.find(key) else { return false }
+            return e.edit.levels[e.level][i].rawTag == ArchiveFormat.sealedTag
+        case .decoding, .factory:
+            return ((try? field(key)) ?? nil)?.rawTag == ArchiveFormat.sealedTag
+        default:
+            return false
+        }
+    }
 }
 
 extension Engine {

@@ -29,4 +29,8 @@ final class SensitiveCTests: XCTestCase {
     /// (even when an older build wrote them) and with its sealed values
     /// still sealed, so a build with the key opens them later.
     func testCarriedRecordsLeaveOutSecretsAndStaySealed() throws { try run("carry") }
+
+    /// A migration sees a sealed value as RST_TYPE_SEALED; one it leaves in
+    /// place opens afterwards, one it moves to another key does not.
+    func testMigrationsSeeSealedValuesAndMovingOneBreaksIt() throws { try run("migrate") }
 }

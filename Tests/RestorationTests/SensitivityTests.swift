@@ -17,7 +17,7 @@ final class SensitivityTests: XCTestCase {
         try e.setSensitivity(.secret, forKey: "password")
         try e.setSensitivity(.encrypted, forKey: "token", inClass: "Login")
         try e.setSensitivity(.local, forKey: "path")
-        if let key { e.encryptionKey = { key } }
+        if let key { e.setEncryptionKey { key } }
         let p = Probe("login", className: "Login")
         p.onEncode = { [secret, sealed, local] c in
             try c.encode(secret, forKey: "password")
@@ -34,7 +34,7 @@ final class SensitivityTests: XCTestCase {
         var options = RestorationEngine.Options()
         options.log = log?.handler()
         let e = try RestorationEngine(options: options)
-        if let key { e.encryptionKey = { key } }
+        if let key { e.setEncryptionKey { key } }
         let p = Probe("login", className: "Login")
         var got: [String: String] = [:]
         p.onDecode = { c in

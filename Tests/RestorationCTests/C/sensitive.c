@@ -5,7 +5,7 @@
  * record, a flipped byte, a wrong key and a missing key each fail with one
  * WARNING while the rest of the restore stays intact.
  *
- *   sensitive secret|sealed|export|carry DIR */
+ *   sensitive secret|sealed|export|carry|migrate DIR */
 #include "check.h"
 
 #define SECRET_TEXT "Hunter2-SECRET-7f3a9c"
@@ -438,6 +438,65 @@ static int test_carry(const char *dir) {
     return 0;
 }
 
+/* ---- migrations see sealed values as RST_TYPE_SEALED; moving one breaks it ---- */
+static int saw_sealed = 0;
+static rst_status keep_token(rst_coder *c, uint32_t from, void *ctx) {
+    (void)from; (void)ctx;
+    if (rst_coder_value_type(c, "token") == RST_TYPE_SEALED) saw_sealed++;
+    return rst_coder_rename(c, "title", "heading") == RST_OK ? RST_OK : RST_ERR_STATE;
+}
+static rst_status move_token(rst_coder *c, uint32_t from, void *ctx) {
+    (void)from; (void)ctx;
+    return rst_coder_rename(c, "token", "tok");
+}
+static rst_status read_tok(rst_coder *c, char *out) {
+    const char *s = NULL; size_t n = 0;
+    rst_status st = rst_decode_string(c, "tok", &s, &n);
+    if (st == RST_OK) snprintf(out, 64, "%s", s);
+    return st;
+}
+static char moved_token[64];
+static rst_status moved_status;
+static void moved_decode(void *inst, rst_coder *c) { form_decode(inst, c); moved_status = read_tok(c, moved_token); }
+static const rst_object_callbacks moved_callbacks = { form_encode, moved_decode, NULL, NULL };
+
+static int test_migrate(const char *dir) {
+    (void)dir;
+    form f = { .password = SECRET_TEXT, .token = SEALED_TEXT, .path = LOCAL_TEXT, .title = "Title", .n = 4 };
+    key_mode = 1;
+    rst_engine *e = engine_for(NULL, 1, 0);
+    CHECK_OK(rst_register_object(e, "form", NULL, "Form", &form_callbacks, &f, NULL));
+    void *buf = NULL; size_t len = 0;
+    CHECK_OK(rst_save_to_buffer(e, &buf, &len));
+    rst_engine_destroy(e);
+    /* A step that leaves the token where it is: it opens after the migration. */
+    form g = { 0 };
+    e = engine_for(NULL, 1, 0);
+    CHECK_OK(rst_set_class_version(e, "Form", 1));
+    CHECK_OK(rst_register_migration(e, "Form", 0, keep_token, NULL));
+    CHECK_OK(rst_register_object(e, "form", NULL, "Form", &form_callbacks, &g, NULL));
+    log_text[0] = 0;
+    CHECK_OK(rst_restore_from_buffer(e, buf, len));
+    CHECK_EQ(saw_sealed, 1);
+    CHECK_STR(g.got_token, SEALED_TEXT);
+    CHECK_EQ(count_in_log("could not be opened"), 0);
+    rst_engine_destroy(e);
+    /* A step that moves the token to another key: it no longer opens. */
+    form h = { 0 };
+    e = engine_for(NULL, 1, 0);
+    CHECK_OK(rst_set_class_version(e, "Form", 1));
+    CHECK_OK(rst_register_migration(e, "Form", 0, move_token, NULL));
+    CHECK_OK(rst_register_object(e, "form", NULL, "Form", &moved_callbacks, &h, NULL));
+    log_text[0] = 0;
+    CHECK_OK(rst_restore_from_buffer(e, buf, len));
+    CHECK_EQ(moved_status, RST_ERR_NOT_FOUND);
+    CHECK_EQ(count_in_log("could not be opened"), 1);
+    CHECK_STR(h.got_title, "Title");
+    rst_engine_destroy(e);
+    rst_free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     check_prog = "sensitive";
     if (argc < 3) { fprintf(stderr, "usage: sensitive secret|sealed|export DIR\n"); return 2; }
@@ -446,6 +505,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[1], "sealed") == 0) r = test_sealed(argv[2]);
     else if (strcmp(argv[1], "export") == 0) r = test_export(argv[2]);
     else if (strcmp(argv[1], "carry") == 0) r = test_carry(argv[2]);
+    else if (strcmp(argv[1], "migrate") == 0) r = test_migrate(argv[2]);
     else { fprintf(stderr, "unknown mode %s\n", argv[1]); return 2; }
     if (r) return r;
     DONE();
