@@ -71,6 +71,12 @@ public final class SensitivityRoom {
     private var dropDepth = 0
     private var objectClass: String? = nil
     private var objectPath = ""
+    /// Scratch reused from value to value of a save: the associated data's
+    /// path and class part, the inner content, the sealed payload.
+    private var adPrefix: [UInt8] = []
+    private var ad: [UInt8] = []
+    private var plain: [UInt8] = []
+    private var sealed: [UInt8] = []
 
     init() {}
 
@@ -111,6 +117,8 @@ public final class SensitivityRoom {
     /// for want of a key and why.
     func endSave() -> (count: Int, reason: String) {
         wipeKey()
+        plain.withUnsafeMutableBytes { rsod_wipe($0.baseAddress, $0.count) }
+        plain.removeAll(keepingCapacity: true)
         keyAsked = false
         resolved.removeAll(keepingCapacity: true)
         defer { leftOut = 0; mode = .save }
@@ -165,6 +173,11 @@ public final class SensitivityRoom {
         dropDepth = 0
         objectClass = node.className
         objectPath = node.path
+        adPrefix.removeAll(keepingCapacity: true)
+        adPrefix += objectPath.utf8
+        adPrefix.append(0)
+        if let c = objectClass { adPrefix += c.utf8 }
+        adPrefix.append(0)
     }
 
     /// `rst_coder_set_sensitivity` turned the room on inside a callback.
@@ -304,7 +317,7 @@ public final class SensitivityRoom {
     }
 
     private func seal(_ coder: Coder, _ k: UInt32, _ key: KeyBytes, _ keyBytes: UnsafeRawBufferPointer, _ value: SensitiveValue) throws(RestorationFailure) {
-        var plain: [UInt8] = []
+        plain.removeAll(keepingCapacity: true)
         let tag: UInt8
         switch value {
         case .bool(let b): tag = b ? ValueTag.boolTrue.rawValue : ValueTag.boolFalse.rawValue
@@ -329,10 +342,14 @@ public final class SensitivityRoom {
         }
         defer { plain.withUnsafeMutableBytes { rsod_wipe($0.baseAddress, $0.count) } }
         guard let keyPtr = key_ else { return }
-        let ad = SensitivityRoom.associatedData(path: objectPath, className: objectClass, key: keyBytes)
-        var out = [UInt8](repeating: 0, count: ArchiveFormat.sealedOverhead + plain.count)
-        out[0] = tag
-        let rc = out.withUnsafeMutableBytes { o in
+        ad.removeAll(keepingCapacity: true)
+        ad += adPrefix
+        ad += keyBytes
+        let count = ArchiveFormat.sealedOverhead + plain.count
+        sealed.removeAll(keepingCapacity: true)
+        sealed.append(contentsOf: repeatElement(0, count: count))
+        sealed[0] = tag
+        let rc = sealed.withUnsafeMutableBytes { o in
             plain.withUnsafeBytes { p in
                 ad.withUnsafeBytes { a in
                     rsod_seal(o.baseAddress!.assumingMemoryBound(to: UInt8.self) + 25,
@@ -346,7 +363,7 @@ public final class SensitivityRoom {
         guard rc == 0 else {
             throw coder.fail(RestorationFailure(.io, "\(coder.location), key '\(key.string)': the value could not be sealed"))
         }
-        if let e = SensitivityRoom.writeUnknown(coder, k, ArchiveFormat.sealedTag, out) { throw coder.record(e, key: key) }
+        if let e = SensitivityRoom.writeUnknown(coder, k, ArchiveFormat.sealedTag, sealed) { throw coder.record(e, key: key) }
     }
 
     private static func writeUnknown(_ coder: Coder, _ k: UInt32, _ tag: UInt8, _ payload: [UInt8]) -> WriteFailure? {
