@@ -12,10 +12,13 @@ HIDDEN int rsod_init(void) {
     return sodium_init() < 0 ? -1 : 0;
 }
 
-HIDDEN int rsod_seal(uint8_t *out, uint8_t nonce[RSOD_NONCE_BYTES],
+HIDDEN void rsod_random(void *buf, size_t len) {
+    randombytes_buf(buf, len);
+}
+
+HIDDEN int rsod_seal(uint8_t *out, const uint8_t nonce[RSOD_NONCE_BYTES],
                      const uint8_t *plain, size_t plain_len,
                      const uint8_t *ad, size_t ad_len, const uint8_t key[RSOD_KEY_BYTES]) {
-    randombytes_buf(nonce, RSOD_NONCE_BYTES);
     unsigned long long clen = 0;
     return crypto_aead_xchacha20poly1305_ietf_encrypt(out, &clen, plain, plain_len, ad, ad_len,
                                                       NULL, nonce, key);

@@ -77,6 +77,10 @@ public final class SensitivityRoom {
     private var ad: [UInt8] = []
     private var plain: [UInt8] = []
     private var sealed: [UInt8] = []
+    /// Random nonces drawn 128 at a time (one system call, not one per
+    /// value); each is used once, then the batch is wiped with the key.
+    private var nonces = [UInt8](repeating: 0, count: 24 * 128)
+    private var noncesLeft = 0
 
     init() {}
 
@@ -126,6 +130,10 @@ public final class SensitivityRoom {
     }
 
     private func wipeKey() {
+        if noncesLeft > 0 {
+            nonces.withUnsafeMutableBytes { rsod_wipe($0.baseAddress, $0.count) }
+            noncesLeft = 0
+        }
         if let k = key {
             rsod_wipe(k, 32)
             k.deallocate()
@@ -349,14 +357,25 @@ public final class SensitivityRoom {
         sealed.removeAll(keepingCapacity: true)
         sealed.append(contentsOf: repeatElement(0, count: count))
         sealed[0] = tag
+        if noncesLeft == 0 {
+            nonces.withUnsafeMutableBytes { rsod_random($0.baseAddress, $0.count) }
+            noncesLeft = nonces.count / 24
+        }
+        noncesLeft -= 1
+        let nonceAt = noncesLeft * 24
         let rc = sealed.withUnsafeMutableBytes { o in
             plain.withUnsafeBytes { p in
                 ad.withUnsafeBytes { a in
-                    rsod_seal(o.baseAddress!.assumingMemoryBound(to: UInt8.self) + 25,
-                              o.baseAddress!.assumingMemoryBound(to: UInt8.self) + 1,
-                              p.baseAddress?.assumingMemoryBound(to: UInt8.self), p.count,
-                              a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
-                              keyPtr.assumingMemoryBound(to: UInt8.self))
+                    nonces.withUnsafeMutableBytes { n in
+                        let out = o.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        let nonce = n.baseAddress!.assumingMemoryBound(to: UInt8.self) + nonceAt
+                        out.advanced(by: 1).update(from: nonce, count: 24)
+                        nonce.update(repeating: 0, count: 24)           // used: never again
+                        return rsod_seal(out + 25, out + 1,
+                                         p.baseAddress?.assumingMemoryBound(to: UInt8.self), p.count,
+                                         a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
+                                         keyPtr.assumingMemoryBound(to: UInt8.self))
+                    }
                 }
             }
         }

@@ -158,4 +158,24 @@ final class SensitivityTests: XCTestCase {
         try bytes.withUnsafeBytes { try e.restore(bytes: $0) }
         XCTAssertEqual(asked, 2)
     }
+
+    func testEveryValueGetsItsOwnNonce() throws {
+        let e = Engine(configuration: .init())
+        withKey(e, 9)
+        for n in 0..<300 { e.setKeySensitivity(className: nil, key: Array("v\(n)".utf8), .encrypted) }
+        let box = Box()
+        box.onEncode = { [unowned self] c in
+            for n in 0..<300 { try! c.encodeInt(self.k("v\(n)"), 1) }   // more than one batch of nonces
+        }
+        try e.register(identifier: "A", parent: nil, className: nil, behavior: box)
+        var nonces = Set<[UInt8]>()
+        for _ in 0..<2 {
+            let doc = ArchiveDocument(reader: try ArchiveReader(bytes: try e.saveToBytes()))
+            for entry in doc.objects[0].entries {
+                guard case .unknown(12, let p) = entry.value else { return XCTFail("\(entry)") }
+                nonces.insert(Array(p[1..<25]))
+            }
+        }
+        XCTAssertEqual(nonces.count, 600)
+    }
 }

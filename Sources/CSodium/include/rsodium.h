@@ -13,10 +13,13 @@
 
 /** sodium_init() once per process (thread-safe); 0 when libsodium is usable. */
 int rsod_init(void);
+/** Fills `buf` with `len` random bytes from the system's CSPRNG
+ *  (randombytes_buf). */
+void rsod_random(void *buf, size_t len);
 /** Seals `plain` into `out` (plain_len + RSOD_TAG_BYTES bytes) under `key`
- *  with a fresh random nonce written to `nonce`; `ad` is bound to it.
- *  0 on success. */
-int rsod_seal(uint8_t *out, uint8_t nonce[RSOD_NONCE_BYTES],
+ *  and `nonce` (RSOD_NONCE_BYTES random bytes never used before with this
+ *  key); `ad` is bound to it. 0 on success. */
+int rsod_seal(uint8_t *out, const uint8_t nonce[RSOD_NONCE_BYTES],
               const uint8_t *plain, size_t plain_len,
               const uint8_t *ad, size_t ad_len, const uint8_t key[RSOD_KEY_BYTES]);
 /** Opens `sealed` (sealed_len >= RSOD_TAG_BYTES) into `out`
