@@ -3,7 +3,8 @@
 #   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer,
 #                   then the thread tests under ThreadSanitizer, then the GTK 4 example under Xvfb: what CI runs
 #   make            the release library, restorectl and the manual pages, as `make install` installs them
-#   make install    PREFIX=/usr/local DESTDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages)
+#   make install    PREFIX=/usr/local DESTDIR= BUILDDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages);
+#                   BUILDDIR=/some/dir builds there, outside the checkout, which is then only read (it may be read-only)
 #   make uninstall  the same variables; removes exactly what install put there
 SHELL := /bin/bash
 CONFIG ?= debug
@@ -30,8 +31,25 @@ SONAME  := librestoration.so.$(SOMAJOR)
 # Release products for installation, in their own scratch folder: the
 # library carries the Swift runtime (its target links with -static-stdlib),
 # restorectl too (--static-swift-stdlib), so neither needs a Swift toolchain.
+# With BUILDDIR every build product goes there and nothing is written to the
+# checkout: SwiftPM writes Package.resolved beside Package.swift, so the
+# package is first copied to $(BUILDDIR)/src (build folders left out) and
+# built from that copy.
+BUILDDIR ?=
+ifeq ($(strip $(BUILDDIR)),)
 DIST     := .build-install
+PKG      := $(CURDIR)
+else
+override BUILDDIR := $(abspath $(BUILDDIR))
+DIST     := $(BUILDDIR)
+PKG      := $(BUILDDIR)/src
+endif
 DIST_BIN := $(DIST)/release
+# ldconfig refreshes the loader's cache only for a real install into a
+# system prefix: not for a private PREFIX, not when staging with DESTDIR.
+LDCONFIG ?= ldconfig
+SYSTEM_PREFIXES := /usr /usr/local
+RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(prefix))))
 # The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
 MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
@@ -189,9 +207,20 @@ bench: deps
 # The release library, restorectl, restorectl.1 (generated from its --help by
 # swift-argument-parser's generate-manual) and restoration.pc.
 dist: deps
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restoration
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restorectl
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
+ifneq ($(PKG),$(CURDIR))
+	@# The package's files (Package.resolved too, when the checkout has one),
+	@# copied with their mtimes, so rebuilds stay incremental; a file gone from
+	@# the checkout goes from the copy too.
+	@mkdir -p $(PKG)
+	tar -C $(CURDIR) --exclude='./.build*' --exclude=./.git --exclude=./.swiftpm \
+	  --exclude=./fuzz-out --exclude=./$(DEMO_DIR) $(if $(filter $(CURDIR)/%,$(BUILDDIR)),--exclude=./$(patsubst $(CURDIR)/%,%,$(BUILDDIR))) \
+	  -cf - . | tar -C $(PKG) -xf -
+	@cd $(PKG) && find . -type f ! -name Package.resolved ! -path './.swiftpm/*' | while read -r f; do \
+	  [ -e "$(CURDIR)/$$f" ] || rm -f "$$f"; done
+endif
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restoration
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restorectl
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
 	@mkdir -p $(DIST)/man
 	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
 	  --authors "The Restoration developers" -o $(DIST)/man
@@ -210,21 +239,29 @@ install: dist $(DIST)/restoration.pc
 	$(INSTALL) -m 755 $(DIST_BIN)/librestoration.so $(DESTDIR)$(libdir)/librestoration.so.$(VERSION)
 	ln -sf librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/librestoration.so
-	$(INSTALL) -m 644 Include/restoration.h Include/restoration_plugin.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 Include/restoration.h Include/restoration_plugin.h Include/restoration_store.h $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 644 $(DIST)/restoration.pc $(DESTDIR)$(pkgconfigdir)/restoration.pc
 	$(INSTALL) -m 755 $(DIST_BIN)/restorectl $(DESTDIR)$(bindir)/restorectl
 	$(INSTALL) -m 644 $(DIST)/man/restorectl.1 $(DESTDIR)$(mandir)/man1/restorectl.1
 	$(INSTALL) -m 644 $(DIST)/man/restoration.3 $(DESTDIR)$(mandir)/man3/restoration.3
-	@# A real install into a system folder refreshes the loader's cache; a staged one does not.
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(call refresh_loader_cache)
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	  $(DESTDIR)$(libdir)/librestoration.so $(DESTDIR)$(pkgconfigdir)/restoration.pc \
 	  $(DESTDIR)$(includedir)/restoration.h $(DESTDIR)$(includedir)/restoration_plugin.h \
+	  $(DESTDIR)$(includedir)/restoration_store.h \
 	  $(DESTDIR)$(bindir)/restorectl $(DESTDIR)$(mandir)/man1/restorectl.1 \
 	  $(DESTDIR)$(mandir)/man3/restoration.3
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(call refresh_loader_cache)
+
+# A real install into a system prefix runs ldconfig (as root; otherwise it
+# says to); a private PREFIX or a DESTDIR stage does not touch the cache.
+define refresh_loader_cache
+$(if $(RUN_LDCONFIG),@if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFIG); \
+  else echo "note: run ldconfig as root to refresh the loader's cache for $(libdir)"; fi,\
+  @echo "not running ldconfig: $(if $(DESTDIR),staged in DESTDIR $(DESTDIR),$(prefix) is not a system prefix)")
+endef
 
 clean:
 	rm -rf .build $(DIST) $(DEMO_DIR)

@@ -48,12 +48,14 @@ public enum ArchiveFailure: Error, Equatable, CustomStringConvertible, Sendable 
 }
 
 /// The type of a stored value: the low nibble of a field's header byte.
-/// Tags 11...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
+/// Tags 12...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
 public enum ValueTag: UInt8, Sendable, CaseIterable {
     case boolFalse = 0, boolTrue = 1, int = 2, double = 3, string = 4, bytes = 5,
          object = 6, intArray = 7, stringArray = 8, record = 9,
          /// v1.1: an array of object references (docs/FORMAT.md, tag 10).
-         objectArray = 10
+         objectArray = 10,
+         /// v1.2: an OS string, any bytes but NUL (docs/FORMAT.md, tag 11).
+         osString = 11
 }
 
 // MARK: - The one table of tags and payload shapes
@@ -84,13 +86,15 @@ public enum PayloadShape: UInt8, Sendable {
     /// `varint byte_len`, then within it `varint count` + count record
     /// indexes (varints below object_count): an array of object references.
     case recordIndexArray
+    /// `varint len` + len bytes, any but NUL (an OS string: a file name).
+    case osText
     /// v1.2: `varint byte_len`, then within it the inner value's tag (1
     /// byte), a 24-byte nonce and the sealed content (the inner payload
     /// sealed with XChaCha20-Poly1305, 16 bytes longer): a sealed value
     /// (RST_TYPE_SEALED). A reader before 1.2 skips it as a future type.
     case sealed
     /// `varint byte_len` + byte_len bytes a version-1 reader does not
-    /// interpret (tags 11...15: future types, skipped).
+    /// interpret (tags 13...15: future types, skipped).
     case future
 
     /// The shape of a raw tag (0...15). The one place that maps tags to layouts.
@@ -107,8 +111,9 @@ public enum PayloadShape: UInt8, Sendable {
         case 8: return .textArray              // ValueTag.stringArray
         case 9: return .fields                 // ValueTag.record
         case 10: return .recordIndexArray      // ValueTag.objectArray (v1.1)
-        case 12: return .sealed                // a sealed value (v1.2; tag 11: OS strings)
-        default: return .future                // 11...15
+        case 11: return .osText                // ValueTag.osString (v1.2)
+        case 12: return .sealed                // a sealed value (v1.2)
+        default: return .future                // 13...15
         }
     }
 
@@ -122,13 +127,25 @@ extension ValueTag {
     @inlinable @inline(__always)
     public var shape: PayloadShape { PayloadShape.of(rawTag: rawValue) }
 
-    /// Raw tags this reader skips without understanding (11...15; tag 10,
-    /// object arrays, was one of them for readers before v1.1, which skip it).
-    public static let futureRawTags: ClosedRange<UInt8> = 11...15
+    /// Raw tags this reader skips without understanding (13...15; tag 10,
+    /// object arrays, tag 11, OS strings, and tag 12, sealed values, were
+    /// among them for older readers, which skip them).
+    public static let futureRawTags: ClosedRange<UInt8> = 13...15
 
     /// Whether `raw` is a tag reserved for future types.
     @inlinable @inline(__always)
     public static func isFuture(rawTag raw: UInt8) -> Bool { futureRawTags.contains(raw) }
+
+    /// v1.2: raw tags with no `ValueTag`, whose values the document model
+    /// and tools keep as opaque payloads (`ArchiveValue.unknown`): 12, a
+    /// sealed value (opened only by an engine with its key), 13, a record's
+    /// LOCAL keys (`ArchiveFormat.localMarksTag`, a future shape), and the
+    /// future tags 14...15.
+    public static let opaqueRawTags: ClosedRange<UInt8> = 12...15
+
+    /// Whether `raw` is kept as an opaque payload (`opaqueRawTags`).
+    @inlinable @inline(__always)
+    public static func isOpaque(rawTag raw: UInt8) -> Bool { opaqueRawTags.contains(raw) }
 }
 
 /// What an archive says about when and by whom it was saved.

@@ -819,11 +819,18 @@ public struct ArchiveWriter {
         try _writeLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
     }
 
-    /// Writes a value of a future type (tag 11...15) with an opaque payload;
+    /// Writes an OS string (tag 11): any bytes but NUL, which the caller
+    /// has checked (the validator rejects a NUL).
+    @inlinable
+    public mutating func writeOSString(_ key: UInt32, _ bytes: UnsafeRawBufferPointer) throws(WriteFailure) {
+        try _writeLengthPrefixed(key, ValueTag.osString.rawValue, bytes)
+    }
+
+    /// Writes a value of an opaque tag (12...15: a sealed value, LOCAL marks, a future type) as its payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
-        guard ValueTag.isFuture(rawTag: tag) else {
-            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (\(ValueTag.futureRawTags))")
+        guard ValueTag.isOpaque(rawTag: tag) else {
+            throw WriteFailure.state("writeUnknown: tag \(tag) is not an opaque tag (\(ValueTag.opaqueRawTags))")
         }
         try _writeLengthPrefixed(key, tag, payload)
     }

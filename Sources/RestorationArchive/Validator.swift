@@ -279,6 +279,15 @@ struct Validator {
         if bad >= 0 { throw textError(bad, what) }
     }
 
+    /// An OS string: any bytes but NUL.
+    func checkNoNUL(_ len: Int) throws(ArchiveFailure) {
+        var i = 0
+        while i < len {
+            if u8(pos &+ i) == 0 { throw corrupt("OS string contains a NUL byte", at: pos &+ i) }
+            i &+= 1
+        }
+    }
+
     @inline(never)
     func textError(_ bad: Int, _ what: StaticString) -> ArchiveFailure {
         let at = pos + bad
@@ -679,6 +688,10 @@ struct Validator {
             case .bytes:
                 let len = try length(fe, "bytes length")
                 pos &+= len
+            case .osText:
+                let len = try length(fe, "OS string length")
+                try checkNoNUL(len)
+                pos &+= len
             case .recordIndex:
                 let at = pos
                 let target = try varint(fe, "object reference")
@@ -769,7 +782,7 @@ struct Validator {
                 }
                 let inner = b.load(fromByteOffset: pos, as: UInt8.self)
                 switch PayloadShape.of(rawTag: inner) {
-                case .none, .zigzag, .fixed64, .text, .bytes, .zigzagArray, .textArray: break
+                case .none, .zigzag, .fixed64, .text, .bytes, .osText, .zigzagArray, .textArray: break
                 default: throw corrupt("sealed value holds type tag \(inner), which cannot be sealed", at: pos)
                 }
                 st.sealedCount &+= 1

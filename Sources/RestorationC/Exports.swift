@@ -392,6 +392,30 @@ public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -
     CFace.complete_restoration(e, t)
 }
 
+// MARK: v1.2: file names are bytes (OS strings)
+
+@c @implementation
+public func rst_encode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<CChar>!) -> rst_status {
+    CFace.encode_os_string(c, key, v)
+}
+
+@c @implementation
+public func rst_decode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!) -> rst_status {
+    CFace.decode_os_string(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_string_copy(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<CChar>!, _ cap: Int, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_string_copy(c, key, buf, cap, len)
+}
+
+// MARK: library 1.2: the save listener
+
+@c @implementation
+public func rst_set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.set_save_listener(e, fn, ctx)
+}
+
 // MARK: sensitive values and portable exports (library 1.2)
 
 @c @implementation

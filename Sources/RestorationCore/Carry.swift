@@ -189,6 +189,11 @@ extension Engine {
                     do throws(WriteFailure) { try w.writeBytes(k, u); return .success(()) } catch { return .failure(error) }
                 }
                 try r.get()
+            case .osString(let b):
+                let r: Result<Void, WriteFailure> = b.withUnsafeBytes { u in
+                    do throws(WriteFailure) { try w.writeOSString(k, u); return .success(()) } catch { return .failure(error) }
+                }
+                try r.get()
             case .object(let t):
                 if let i = map(t) { try w.writeObject(k, record: i) }
             case .objectArray(let a):

@@ -1038,6 +1038,8 @@ public final class Engine {
         }
         try beginOperation(.restoring)
         defer { operation = nil }
+        lifecycle.restoring(true)   // its own marks are ignored (a restore never dirties)
+        defer { lifecycle.restoring(false) }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?

@@ -32,7 +32,7 @@ public typealias EncryptionKeyProvider = (UnsafeMutableRawBufferPointer) -> Bool
 @usableFromInline
 enum SensitiveValue {
     case bool(Bool), int(Int64), double(Double)
-    case string(UnsafeRawBufferPointer), bytes(UnsafeRawBufferPointer)
+    case string(UnsafeRawBufferPointer), bytes(UnsafeRawBufferPointer), osString(UnsafeRawBufferPointer)
     case intArray(UnsafeBufferPointer<Int64>), stringArray([UnsafeRawBufferPointer])
     case reference, beginRecord
 }
@@ -337,6 +337,7 @@ public final class SensitivityRoom {
             withUnsafeBytes(of: d.bitPattern.littleEndian) { plain += $0 }
         case .string(let b): tag = ValueTag.string.rawValue; plain += b
         case .bytes(let b): tag = ValueTag.bytes.rawValue; plain += b
+        case .osString(let b): tag = ValueTag.osString.rawValue; plain += b
         case .intArray(let a):
             tag = ValueTag.intArray.rawValue
             putVarint(&plain, UInt64(a.count))
@@ -593,6 +594,8 @@ public final class SensitivityRoom {
             return text(p[...]).map { .string($0) }
         case ValueTag.bytes.rawValue:
             return .bytes(p)
+        case ValueTag.osString.rawValue:
+            return p.contains(0) ? nil : .osString(p)
         case ValueTag.intArray.rawValue:
             guard let n = getVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [Int64] = []

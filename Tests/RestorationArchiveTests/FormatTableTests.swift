@@ -8,6 +8,7 @@ final class FormatTableTests: XCTestCase {
             .boolFalse: .none, .boolTrue: .none, .int: .zigzag, .double: .fixed64,
             .string: .text, .bytes: .bytes, .object: .recordIndex, .intArray: .zigzagArray,
             .stringArray: .textArray, .record: .fields, .objectArray: .recordIndexArray,
+            .osString: .osText,
         ]
         XCTAssertEqual(expected.count, ValueTag.allCases.count)
         for tag in ValueTag.allCases {
@@ -28,6 +29,16 @@ final class FormatTableTests: XCTestCase {
         // v1.1's object arrays (tag 10) carry a length, so readers before
         // v1.1, which treated 10 as a future tag, skip them.
         XCTAssertTrue(PayloadShape.recordIndexArray.isLengthPrefixed)
+        // v1.2's OS strings (tag 11) too: a 1.1 reader skips them.
+        XCTAssertTrue(PayloadShape.osText.isLengthPrefixed)
+        XCTAssertEqual(ValueTag.osString.rawValue, 11)
+        // v1.2's sealed values (tag 12) too; they have no ValueTag (an engine
+        // opens them before any decode) and are kept as opaque payloads.
+        XCTAssertEqual(PayloadShape.of(rawTag: 12), .sealed)
+        XCTAssertTrue(PayloadShape.sealed.isLengthPrefixed)
+        XCTAssertNil(ValueTag(rawValue: 12))
+        XCTAssertTrue(ValueTag.isOpaque(rawTag: 12))
+        XCTAssertFalse(ValueTag.isFuture(rawTag: 12))
     }
 
     func testDocumentRawTagsAgreeWithTheTable() {
@@ -35,7 +46,7 @@ final class FormatTableTests: XCTestCase {
             (.bool(false), .boolFalse), (.bool(true), .boolTrue), (.int(1), .int), (.double(1), .double),
             (.string(""), .string), (.bytes([]), .bytes), (.object(record: 0), .object),
             (.intArray([]), .intArray), (.stringArray([]), .stringArray), (.record([]), .record),
-            (.objectArray([]), .objectArray),
+            (.objectArray([]), .objectArray), (.osString([]), .osString),
         ]
         for (v, t) in values { XCTAssertEqual(v.rawTag, t.rawValue, "\(v)") }
     }

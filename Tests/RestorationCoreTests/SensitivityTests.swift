@@ -68,7 +68,7 @@ final class SensitivityTests: XCTestCase {
     func testEverySealableTypeRoundTripsSealed() throws {
         let a = Engine(configuration: .init())
         withKey(a, 3)
-        for name in ["b", "i", "d", "s", "y", "ia", "sa", "r"] { a.setKeySensitivity(className: nil, key: Array(name.utf8), .encrypted) }
+        for name in ["b", "i", "d", "s", "y", "ia", "sa", "r", "o"] { a.setKeySensitivity(className: nil, key: Array(name.utf8), .encrypted) }
         let box = Box()
         box.onEncode = { [unowned self] c in
             try! c.encodeBool(self.k("b"), true)
@@ -82,11 +82,12 @@ final class SensitivityTests: XCTestCase {
             try! c.encodeBeginRecord(self.k("r"))
             try! c.encodeInt(self.k("n"), 9)
             try! c.encodeEndRecord()
+            try! [UInt8]([0x2F, 0xFF, 0x61]).withUnsafeBytes { try c.encodeOSString(self.k("o"), $0) }
         }
         try a.register(identifier: "Obj", parent: nil, className: "K", behavior: box)
         let bytes = try a.saveToBytes()
         let reader = try ArchiveReader(bytes: bytes)
-        XCTAssertEqual(reader.sealedValueCount, 8)   // 7 values + the one inside "r"
+        XCTAssertEqual(reader.sealedValueCount, 9)   // 8 values + the one inside "r"
         let b = Engine(configuration: .init())
         withKey(b, 3)
         let box2 = Box()
@@ -102,10 +103,11 @@ final class SensitivityTests: XCTestCase {
             try! c.decodeBeginRecord(self.k("r"))
             got.append("\(try! c.decodeInt(self.k("n")))")
             try! c.decodeEndRecord()
+            got.append("\(Array(try! c.decodeOSStringBytes(self.k("o"))))")
         }
         try b.register(identifier: "Obj", parent: nil, className: "K", behavior: box2)
         try bytes.withUnsafeBytes { try b.restore(bytes: $0) }
-        XCTAssertEqual(got, ["true", "\(Int64.min)", "true", "tëxt", "[0, 1, 255]", "[5, -6, \(Int64.max)]", "[\"x\", \"\"]", "9"])
+        XCTAssertEqual(got, ["true", "\(Int64.min)", "true", "tëxt", "[0, 1, 255]", "[5, -6, \(Int64.max)]", "[\"x\", \"\"]", "9", "[47, 255, 97]"])
     }
 
     func testOpenedContentIsCheckedLikeArchiveData() {
@@ -120,6 +122,7 @@ final class SensitivityTests: XCTestCase {
             (7, [2, 1]),                                // one element short
             (8, [1, 5, 0x61]),                          // a length past the end
             (8, [1, 1, 0x00]),                          // NUL in an element
+            (11, [0x61, 0x00]),                         // NUL in an OS string
             (6, [0]), (9, []), (10, [0]), (12, []),     // never sealed
         ]
         for (tag, content) in hostile {
