@@ -97,6 +97,12 @@ public final class Coder {
     @exclusivity(unchecked)
     #endif
     @usableFromInline var sensitivityOn = false
+    /// Whether the save in progress has a policy (or is a portable export):
+    /// only then does an encode callback ask the room. Set by the engine.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var sensitivityInSave = false
 
     // Decoding state.
     /// The archive being read; owns it for the restore.
@@ -192,7 +198,7 @@ public final class Coder {
     func beginEncoding(_ node: ObjectNode) {
         self.node = node
         mode = .encoding
-        sensitivityOn = engine.sensitivity.beginObject(node)
+        if _slowPath(sensitivityInSave) { sensitivityOn = engine.sensitivity.beginObject(node) }
     }
 
     func endEncoding() {

@@ -761,10 +761,11 @@ public final class Engine {
         try beginOperation(.saving)
         defer { operation = nil }
         sensitivity.beginSave(mode)
+        theCoder.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
         var sensitiveLeftOut = (count: 0, reason: "")
         defer {
-            let left = sensitivity.endSave()
-            if sensitiveLeftOut.count == 0 { sensitiveLeftOut = left }
+            theCoder.sensitivityInSave = false
+            _ = sensitivity.endSave()              // the key wiped on every path
         }
         if mode == .save, let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
@@ -804,7 +805,6 @@ public final class Engine {
         for u in order {
             if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
         }
-        sensitiveLeftOut = sensitivity.endSave()   // the key is wiped once every object is encoded
         if !carried.isEmpty {
             // v1.1 §5: carried records follow the live ones.
             do {
@@ -816,6 +816,7 @@ public final class Engine {
                 throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
             }
         }
+        sensitiveLeftOut = sensitivity.endSave()   // every value written (carried ones too): the key is wiped
         let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
                                systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))

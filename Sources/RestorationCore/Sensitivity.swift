@@ -169,7 +169,6 @@ public final class SensitivityRoom {
 
     /// An encode callback begins: whether the coder must ask this room.
     func beginObject(_ node: ObjectNode) -> Bool {
-        guard hasPolicy || mode == .portableExport else { return false }
         start(node)
         return true
     }

@@ -391,6 +391,7 @@ static int test_carry(const char *dir) {
         rst_engine *e = NULL;
         CHECK_OK(rst_engine_create(&o, &e));
         CHECK_OK(rst_set_key_sensitivity(e, NULL, "token", RST_SENSITIVITY_ENCRYPTED));
+        CHECK_OK(rst_set_key_sensitivity(e, NULL, "path", RST_SENSITIVITY_LOCAL));
         key_mode = 1;
         CHECK_OK(rst_register_object(e, "old", NULL, "Gone", &form_callbacks, &f, NULL));
         CHECK_OK(rst_save(e));
@@ -419,6 +420,26 @@ static int test_carry(const char *dir) {
         CHECK_OK(rst_save_to_buffer(e, &buf, &len));
         CHECK(!contains(buf, len, SECRET_TEXT));
         CHECK(contains(buf, len, "Title"));              /* the rest is carried */
+        CHECK(contains(buf, len, LOCAL_TEXT));
+        rst_free(buf);
+        /* A portable export leaves the carried record's LOCAL and sealed values out. */
+        CHECK_OK(rst_export(e, RST_EXPORT_PORTABLE, &buf, &len));
+        CHECK(!contains(buf, len, SECRET_TEXT));
+        CHECK(!contains(buf, len, LOCAL_TEXT));
+        CHECK(contains(buf, len, "Title"));
+        {
+            form pg = { 0 };
+            rst_engine *pe = engine_for(NULL, 1, 0);
+            CHECK_OK(rst_register_object(pe, "old", NULL, "Gone", &form_callbacks, &pg, NULL));
+            log_text[0] = 0;
+            key_asked = 0;
+            CHECK_OK(rst_restore_from_buffer(pe, buf, len));
+            CHECK_EQ(key_asked, 0);                      /* nothing sealed left in it */
+            CHECK_EQ(pg.st_token, RST_ERR_NOT_FOUND);
+            CHECK_EQ(pg.st_path, RST_ERR_NOT_FOUND);
+            CHECK_STR(pg.got_title, "Title");
+            rst_engine_destroy(pe);
+        }
         rst_free(buf);
         rst_engine_destroy(e);
     }
