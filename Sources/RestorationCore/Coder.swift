@@ -195,19 +195,29 @@ public final class Coder {
 
     // MARK: lifecycle (engine only)
 
+    @inline(__always)
     func beginEncoding(_ node: ObjectNode) {
         self.node = node
         mode = .encoding
-        if _slowPath(sensitivityInSave) { sensitivityOn = engine.sensitivity.beginObject(node) }
+        if _slowPath(sensitivityInSave) { beginSensitiveObject(node) }
     }
 
+    @inline(__always)
     func endEncoding() {
-        if _slowPath(sensitivityOn) {
-            engine.sensitivity.endObject(self)
-            sensitivityOn = false
-        }
+        if _slowPath(sensitivityOn) { endSensitiveObject() }
         mode = .idle
         node = nil
+    }
+
+    @inline(never)
+    private func beginSensitiveObject(_ node: ObjectNode) {
+        sensitivityOn = engine.sensitivity.beginObject(node)
+    }
+
+    @inline(never)
+    private func endSensitiveObject() {
+        engine.sensitivity.endObject(self)
+        sensitivityOn = false
     }
 
     func beginDecoding(record: Int, node: ObjectNode?, factory: Bool) {
