@@ -85,6 +85,12 @@ deps-gtk:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libgtk-4-dev xvfb; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libgtk-4-dev xvfb; fi; \
 	fi
+	@# The test's screenshots (xwd from x11-apps, ImageMagick's convert) and its window resize (xdotool).
+	@if ! command -v xwd >/dev/null || ! [ -x /usr/bin/convert ] || ! command -v xdotool >/dev/null; then \
+	  echo "installing x11-apps imagemagick xdotool"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq x11-apps imagemagick xdotool; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq x11-apps imagemagick xdotool; fi; \
+	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin
 # folder also gets that name, and programs linked there with -lrestoration
@@ -117,6 +123,7 @@ test: deps
 	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -147,10 +154,17 @@ test-asan: deps
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map 2>&1 | tee .build-asan/swift-test.log || rc=1; \
 	Tests/count-xctest.sh asan .build-asan/swift-test.log >> $(TEST_SUMMARY); exit $$rc
 
-# Examples/gtk-notes under Xvfb: change, kill -9, relaunch (RECOVER, every
-# piece of state back), SIGTERM; writes .build/gtk-notes-restored.png.
+# restoration-gtk and Examples/gtk-notes under Xvfb: change, kill -9,
+# relaunch (RECOVER, every widget back, the list's top row drawn), the model
+# reversed, SIGTERM, close; screenshots in .build/gtk-test/.
 test-gtk: deps-gtk
 	Tests/gtk/run.sh $(TEST_SUMMARY)
+
+# restorectl test on the examples (every kill point, the round trip; gtk-notes
+# under Xvfb) and the negative controls of Tests/deathtest/broken.c.
+.PHONY: test-death
+test-death: deps-gtk
+	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
 # --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads
@@ -262,6 +276,55 @@ $(if $(RUN_LDCONFIG),@if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFI
   else echo "note: run ldconfig as root to refresh the loader's cache for $(libdir)"; fi,\
   @echo "not running ldconfig: $(if $(DESTDIR),staged in DESTDIR $(DESTDIR),$(prefix) is not a system prefix)")
 endef
+
+# ---------------------------------------------------------------------------
+# restoration-gtk (Toolkits/gtk, docs/GTK.md): a plain C library over
+# librestoration and GTK 4 (4.8 or later), outside SwiftPM.
+#   make gtk          .build/gtk/librestoration-gtk.so.1 against the in-tree librestoration (the tests')
+#   make dist-gtk     the same against the release library, in $(DIST)/gtk (part of `make`)
+#   make install-gtk / uninstall-gtk   part of `make install` / `make uninstall`
+# Without GTK 4's headers (pkg-config gtk4) dist-gtk and install-gtk say so
+# and do nothing; `make deps-gtk` installs them.
+.PHONY: gtk dist-gtk install-gtk uninstall-gtk
+GTK_VERSION := $(shell sed -n 's/^\#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
+GTK_SONAME  := librestoration-gtk.so.$(firstword $(subst ., ,$(GTK_VERSION)))
+GTK_LIB     := librestoration-gtk.so.$(GTK_VERSION)
+# $(call gtk_lib,OUT,LIBDIR,FLAGS): one shell line compiling the library into OUT against LIBDIR's
+# librestoration (-Werror in the tree only: a newer GTK's deprecations must not break a package build).
+gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra $(3) -O2 -g -fPIC -fvisibility=hidden -IInclude \
+  $$(pkg-config --cflags gtk4) -shared Toolkits/gtk/restoration-gtk.c -Wl,-soname,$(GTK_SONAME) \
+  -L$(2) -lrestoration $$(pkg-config --libs gtk4) -lm -o $(1)/$(GTK_LIB) && \
+  ln -sf $(GTK_LIB) $(1)/$(GTK_SONAME) && ln -sf $(GTK_SONAME) $(1)/librestoration-gtk.so
+
+gtk: deps deps-gtk
+	$(SWIFT_BUILD) --product restoration
+	@BIN=$$($(SWIFT_BUILD) --show-bin-path); ln -sf librestoration.so $$BIN/$(SONAME); \
+	$(call gtk_lib,.build/gtk,$$BIN,-Werror)
+
+all: dist-gtk
+dist-gtk: dist
+	@if pkg-config --exists gtk4; then \
+	  $(call gtk_lib,$(DIST)/gtk,$(DIST_BIN)) && \
+	  sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' -e 's|@INCLUDEDIR@|$(includedir)|g' \
+	      -e 's|@VERSION@|$(GTK_VERSION)|g' Toolkits/gtk/restoration-gtk.pc.in > $(DIST)/gtk/restoration-gtk.pc && \
+	  echo "restoration-gtk $(GTK_VERSION): $(DIST)/gtk/$(GTK_LIB)"; \
+	else echo "restoration-gtk: GTK 4 not found (pkg-config gtk4; make deps-gtk): not built"; fi
+
+install: install-gtk
+install-gtk: dist-gtk
+	@if [ -f $(DIST)/gtk/$(GTK_LIB) ]; then set -ex; \
+	  $(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir); \
+	  $(INSTALL) -m 755 $(DIST)/gtk/$(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_LIB); \
+	  ln -sf $(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_SONAME); \
+	  ln -sf $(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so; \
+	  $(INSTALL) -m 644 Toolkits/gtk/restoration-gtk.h $(DESTDIR)$(includedir)/; \
+	  $(INSTALL) -m 644 $(DIST)/gtk/restoration-gtk.pc $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc; \
+	fi
+
+uninstall: uninstall-gtk
+uninstall-gtk:
+	rm -f $(DESTDIR)$(libdir)/$(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so \
+	  $(DESTDIR)$(includedir)/restoration-gtk.h $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc
 
 clean:
 	rm -rf .build $(DIST) $(DEMO_DIR)

@@ -1259,7 +1259,23 @@ RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
  * first among equals — until the archive fits, and fails as FAIL if only
  * roots are left. The archive lists the top path of each trimmed subtree;
  * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
- * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md. */
+ * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md.
+ *
+ * Choices this library makes where the contract is silent:
+ *  - The budget counts the whole archive (header, tables and checksum
+ *    included). Keys and names are shared and belong to no record.
+ *  - WARN logs its WARNING at every save that is over budget.
+ *  - TRIM writes the archive again without the chosen subtrees: the encode
+ *    callbacks of the objects that stay are called a second time.
+ *  - References to a trimmed object are dropped: rst_encode_object() of it
+ *    writes nothing (RST_TYPE_NONE at restore) and an object array leaves
+ *    the element out. Carried records under a trimmed object go with it.
+ *  - The list of trimmed paths is a value in the first root record (a
+ *    type 1.1 readers skip, so they read a trimmed archive); its bytes are
+ *    part of that record's own bytes.
+ *  - At the next restore the trimmed tops come after the archive's own
+ *    skips in rst_last_restore_skips(), and the report's `skipped` counts
+ *    them (`archived` does not: they are not in the archive). */
 /**@{*/
 /** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
  *  trimmed first).
@@ -1274,7 +1290,12 @@ typedef struct rst_size_entry {
     uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
 } rst_size_entry;
 /** Every record the last successful or budget-failed save considered, in
- *  archive order, trimmed ones included (with `trimmed = 1`).
+ *  archive order, trimmed ones included (with `trimmed = 1` and the sizes
+ *  they would have taken). A save that failed before its archive was
+ *  complete for another reason (an encode error, should_save) leaves the
+ *  previous list; one that failed writing the file lists the archive it
+ *  could not write. The buffer saves of rst_save_to_buffer() count;
+ *  rst_export() does not. Safe to call from a save listener.
  *  @param[out] out one block (the strings inside it), freed with one
  *         rst_free(); NULL with `*count = 0` before any save.
  *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
@@ -1367,6 +1388,45 @@ RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
  *  @param[out] buf freed with rst_free(); @param[out] len its length.
  *  @return as rst_save_to_buffer(). */
 RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Testing process death (@since 1.2)
+ * No functions: the library reads three environment variables once per
+ * process, with secure_getenv() (so never in set-user-ID or set-group-ID
+ * programs), when it creates its first engine. See docs/TESTING.md and
+ * `restorectl test`.
+ *
+ * RESTORATION_KILL_AT=POINT[:N] — the process sends itself SIGKILL (no
+ * handler, no atexit, no flush) the N-th time (default 1) any engine with
+ * an archive path reaches POINT: `save-begin` (rst_save() begins, before
+ * should_save), `save-encoded` (every encode done, nothing written),
+ * `save-written` (the new archive durable in its temporary, not yet
+ * renamed), `save-replaced` (renamed into place, before anything after
+ * it), `restore-begin` (every rst_restore(), with or without an archive),
+ * `restore-decoding` (in the turn of the first decode callback: the
+ * crash marker names its record), `restore-finished` (after
+ * did_finish_restoring, the crash marker removed), `autosave` (a due
+ * autosave starts, before its save). rst_save_to_buffer(),
+ * rst_restore_from_buffer() and rst_export() reach none. An invalid value
+ * is ignored and logged once (WARNING) through the first engine that saves
+ * or restores a file.
+ *
+ * RESTORATION_TEST_EXIT=restored with RESTORATION_TEST_REPORT=FILE — when
+ * the first rst_restore() of the process has finished (after
+ * did_finish_restoring, or after it found nothing or failed), FILE gets a
+ * JSON report, written atomically: {"reason": "RST_REASON_…",
+ * "generation": G, "restored": N, "skipped": [{"path", "reason":
+ * "RST_SKIP_…", "detail"}], "archive_bytes": B, "store": "file '<path>'",
+ * "status": "RST_OK" or the failure's, "error": its message}. Then the
+ * process ends with _exit(0): stdio is flushed, but no atexit handler,
+ * destructor or signal handler runs, so nothing saves on the way out. A
+ * report that cannot be written: logged at ERROR, _exit(70).
+ * RESTORATION_TEST_EXIT=roundtrip first saves the state just restored to
+ * FILE.rst (the archive is not touched; the report adds "roundtrip").
+ * Without RESTORATION_TEST_REPORT (or with another value): one WARNING,
+ * and the program goes on. */
+/**@{*/
 /**@}*/
 
 #ifdef __cplusplus

@@ -227,6 +227,12 @@ public final class RestorationEngine: @unchecked Sendable {
         /// (without the save); nil: 1 s. The corresponding C member is
         /// `signal_deadline_ms`.
         public var signalDeadline: Duration? = nil
+        /// Bytes an archive may take; 0: no budget. See docs/BUDGETS.md.
+        /// The corresponding C member is `size_budget`.
+        public var sizeBudget: UInt64 = 0
+        /// What a save over ``sizeBudget`` does. The corresponding C member
+        /// is `budget_policy`.
+        public var budgetPolicy: BudgetPolicy = .warn
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
@@ -327,6 +333,8 @@ public final class RestorationEngine: @unchecked Sendable {
         config.quarantine = options.crashQuarantine
         config.carrySaves = options.carrySaves
         config.signalDeadlineMs = try Self.signalDeadlineMs(options)
+        config.sizeBudget = options.sizeBudget
+        config.budgetPolicy = Engine.BudgetPolicy(rawValue: options.budgetPolicy.rawValue) ?? .warn
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {

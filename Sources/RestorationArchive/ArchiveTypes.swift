@@ -138,9 +138,10 @@ extension ValueTag {
 
     /// v1.2: raw tags with no `ValueTag`, whose values the document model
     /// and tools keep as opaque payloads (`ArchiveValue.unknown`): 12, a
-    /// sealed value (opened only by an engine with its key), 13, a record's
-    /// LOCAL keys (`ArchiveFormat.localMarksTag`, a future shape), and the
-    /// future tags 14...15.
+    /// sealed value (opened only by an engine with its key), 13, the list of
+    /// subtrees a size budget trimmed, 14, a record's LOCAL keys
+    /// (`ArchiveFormat.localMarksTag`), and the future tag 15 (13...15 keep
+    /// the future shape).
     public static let opaqueRawTags: ClosedRange<UInt8> = 12...15
 
     /// Whether `raw` is kept as an opaque payload (`opaqueRawTags`).
@@ -207,8 +208,14 @@ public enum ArchiveFormat {
     /// v1.2: a sealed value's tag (`PayloadShape.sealed`, RST_TYPE_SEALED).
     public static let sealedTag: UInt8 = 12
     /// v1.2: the tag of a record's list of LOCAL keys (a `.future` shape:
-    /// `varint byte_len`, then `varint count` + count × `str` key names).
-    public static let localMarksTag: UInt8 = 13
+    /// `varint byte_len`, then `varint count` + count × `str` key names),
+    /// under a key that starts with `localMarksKey`. (Tag 13 is the size
+    /// budget's list of trimmed subtrees.)
+    public static let localMarksTag: UInt8 = 14
+    /// v1.2: the key of a record's list of LOCAL keys: "rst.local", or
+    /// "rst.local.2", ... when the record's own values use it.
+    public static let localMarksKey = "rst.local"
+
     /// Sealed payload: inner tag (1) + nonce (24) + the authentication tag (16).
     public static let sealedOverhead: Int = 1 + 24 + 16
     /// The flags this reader understands.

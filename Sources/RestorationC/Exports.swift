@@ -416,6 +416,18 @@ public func rst_set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!,
     CFace.set_save_listener(e, fn, ctx)
 }
 
+// MARK: Library 1.2: size budgets
+
+@c @implementation
+public func rst_set_object_priority(_ o: OpaquePointer!, _ priority: Int32) -> rst_status {
+    CFace.set_object_priority(o, priority)
+}
+
+@c @implementation
+public func rst_last_save_sizes(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_size_entry>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.last_save_sizes(e, out, count)
+}
+
 // MARK: sensitive values and portable exports (library 1.2)
 
 @c @implementation

@@ -398,6 +398,7 @@ public final class Coder {
         guard ref.saveGeneration == saveGeneration else {
             throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
         }
+        if _slowPath(ref.saveIndex < 0) { return }   // left out by the size budget (Budget.swift): the reference is dropped
         do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key) }
     }
 

@@ -288,6 +288,7 @@ public final class Lifecycle: @unchecked Sendable {
             return true
         }
         do {
+            KillPoints.reach(.autosave, when: engine.configuration.archivePath != nil)
             try save()
         } catch {
             let (backoff, report) = state.withLock { () -> (Int64, FailureReport) in

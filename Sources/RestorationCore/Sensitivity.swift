@@ -17,7 +17,7 @@ import CSodium
 //   reference (an index of another record of the same archive) stays plain.
 //   Without a key the value is left out, counted, and one WARNING per save
 //   says so. A restore opens every sealed value once, before any decode.
-// - LOCAL: written, with the record's list of LOCAL keys (tag 13) so that a
+// - LOCAL: written, with the record's list of LOCAL keys (tag 14) so that a
 //   portable export (here, or `restorectl export --portable`) leaves it out.
 
 /// How one key's values are written (`rst_sensitivity`).
@@ -115,6 +115,14 @@ public final class SensitivityRoom {
         keyMissingReason = ""
         leftOut = 0
         resolved.removeAll(keepingCapacity: true)
+    }
+
+    /// The save writes its records (again: a size budget's TRIM encodes
+    /// every object a second time) into a new writer, whose key indexes
+    /// differ: the values left out are counted again.
+    func newWriter() {
+        resolved.removeAll(keepingCapacity: true)
+        leftOut = 0
     }
 
     /// Ends the save: wipes the key; returns the ENCRYPTED values left out
@@ -285,7 +293,7 @@ public final class SensitivityRoom {
 
     /// The name of the field holding a record's LOCAL keys: any key not used
     /// in the record (readers know the field by its tag).
-    static let marksKeyName = Array("restoration.local-keys".utf8)
+    static let marksKeyName = Array(ArchiveFormat.localMarksKey.utf8)
 
     private func writeMarks(_ coder: Coder, _ depth: Int) throws(RestorationFailure) {
         let marks = levels[depth].marks
@@ -403,7 +411,7 @@ public final class SensitivityRoom {
         guard hasPolicy || portable else { return entries }
         var local = Set<String>()
         if portable {
-            for e in entries { if case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag { local.formUnion(SensitivityRoom.markedKeys(p) ?? []) } }
+            for e in entries { if SensitivityRoom.isMarks(e) , case .unknown(_, let p) = e.value { local.formUnion(SensitivityRoom.markedKeys(p) ?? []) } }
         }
         var out: [ArchiveEntry] = []
         out.reserveCapacity(entries.count)
@@ -412,7 +420,8 @@ public final class SensitivityRoom {
             if s == .secret { continue }
             if portable {
                 if s == .local || s == .encrypted || local.contains(e.key) { continue }
-                if case .unknown(let t, _) = e.value, t == ArchiveFormat.sealedTag || t == ArchiveFormat.localMarksTag { continue }
+                if case .unknown(let t, _) = e.value, t == ArchiveFormat.sealedTag { continue }
+                if SensitivityRoom.isMarks(e) { continue }
             }
             if case .record(let sub) = e.value { e.value = .record(filterCarried(sub, className: className)) }
             out.append(e)
@@ -425,14 +434,23 @@ public final class SensitivityRoom {
     /// (`restorectl export --portable`).
     public static func portableEntries(_ entries: [ArchiveEntry]) -> [ArchiveEntry] {
         var local = Set<String>()
-        for e in entries { if case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag { local.formUnion(markedKeys(p) ?? []) } }
+        for e in entries { if isMarks(e), case .unknown(_, let p) = e.value { local.formUnion(markedKeys(p) ?? []) } }
         var out: [ArchiveEntry] = []
         for var e in entries where !local.contains(e.key) {
-            if case .unknown(let t, let p) = e.value, t == ArchiveFormat.sealedTag || (t == ArchiveFormat.localMarksTag && markedKeys(p) != nil) { continue }
+            if case .unknown(let t, _) = e.value, t == ArchiveFormat.sealedTag { continue }
+            if isMarks(e) { continue }
             if case .record(let sub) = e.value { e.value = .record(portableEntries(sub)) }
             out.append(e)
         }
         return out
+    }
+
+    /// Whether a value is a record's list of LOCAL keys: tag 14, a key that
+    /// starts with "rst.local", a payload that parses.
+    public static func isMarks(_ e: ArchiveEntry) -> Bool {
+        guard case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag,
+              e.key.hasPrefix(ArchiveFormat.localMarksKey) else { return false }
+        return markedKeys(p) != nil
     }
 
     /// The key names a LOCAL marks payload lists; nil for a malformed one

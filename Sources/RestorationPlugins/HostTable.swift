@@ -91,6 +91,10 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.decode_os_string = { CFace.decode_os_string($0, $1, $2) }
     t.decode_string_copy = { CFace.decode_string_copy($0, $1, $2, $3, $4) }
     t.set_save_listener = { CFace.set_save_listener($0, $1, $2) }
+    // Table version 3 (library 1.2): size budgets.
+    t.set_object_priority = { CFace.set_object_priority($0, $1) }
+    t.last_save_sizes = { CFace.last_save_sizes($0, $1, $2) }
+    // Table version 3 (library 1.2): sensitive values and exports.
     t.coder_set_sensitivity = { CFace.coder_set_sensitivity($0, $1, $2) }
     t.set_key_sensitivity = { CFace.set_key_sensitivity($0, $1, $2, $3) }
     t.export_state = { CFace.export_state($0, $1, $2, $3) }

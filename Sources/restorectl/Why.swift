@@ -88,6 +88,23 @@ struct Why: ParsableCommand {
         let run = HeadlessRestore(reader: reader, pluginDirectory: plugins, classes: buildClasses)
         defer { run.engine.destroy() }
         guard let rec = run.paths.firstIndex(of: path) else {
+            // Size budgets: a path the save left out is explained, not "not found".
+            if let t = TrimmedList(reader: reader), let top = t.entries.first(where: { path == $0.path || path.hasPrefix($0.path + "/") }) {
+                let why = top.path == path
+                    ? "the save that wrote this archive left it out (with its descendants) to fit its size budget of \(t.budget) bytes"
+                    : "the save that wrote this archive left out its ancestor '\(top.path)' (with its descendants) to fit its size budget of \(t.budget) bytes"
+                var out = Output()
+                if json {
+                    out.write(JSONWriter.write(.object([("path", .string(path)), ("outcome", .string("trimmed")),
+                                                        ("top", .string(top.path)), ("budget", .number(String(t.budget))),
+                                                        ("detail", .string(why))])))
+                } else {
+                    out.line("\(Text.escaped(path)): not in the archive: \(top.path == path ? "RST_SKIP_TRIMMED" : "below a trimmed subtree")")
+                    out.line("  why      \(Text.escaped(why))")
+                }
+                out.flush()
+                return
+            }
             throw CtlFailure(Exit.notFound, "no record of \(Text.quotedPath(file)) has the path \(Text.quoted(path))")
         }
         try run.restore()

@@ -293,6 +293,43 @@ EOF
 check "a Swift package outside the repo builds against a tagged clone with .package(url:, from: \"$VERSION\")" t_swift_package_by_version
 
 # ---------------------------------------------------------------------------
+# restoration-gtk, installed by make install when GTK 4's headers are there:
+# its files and links, SONAME and version, NEEDED, exports, and a program
+# built with `pkg-config restoration-gtk` alone.
+t_gtk() {
+    local v so lib exports
+    v=$(sed -n 's/^#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
+    so=librestoration-gtk.so.${v%%.*}
+    lib=$PREFIX/lib/librestoration-gtk.so.$v
+    expect "$lib is a file" test -f "$lib"
+    expect "$so -> librestoration-gtk.so.$v" test "$(readlink "$PREFIX/lib/$so")" = "librestoration-gtk.so.$v"
+    expect "librestoration-gtk.so -> $so" test "$(readlink "$PREFIX/lib/librestoration-gtk.so")" = "$so"
+    expect "restoration-gtk.h is a file" test -f "$PREFIX/include/restoration-gtk.h"
+    expect "SONAME $so" test "$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = "$so"
+    expect "pkg-config --modversion restoration-gtk == $v" test "$(pkg-config --modversion restoration-gtk)" = "$v"
+    expect "it needs librestoration.so.$MAJOR" grep -qx "librestoration.so.$MAJOR" <<< "$(needed "$lib")"
+    exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')
+    expect "it exports rst_gtk_* only (got: $exports)" test "$exports" = "rst_gtk_object rst_gtk_set_identity rst_gtk_skip rst_gtk_track "
+    cat > "$T/gtk-host.c" <<'EOF'
+#include <restoration-gtk.h>
+#include <stdio.h>
+int main(void) {
+    rst_object *(*volatile f)(GtkWidget *) = rst_gtk_object;
+    printf("restoration-gtk %s on librestoration %s\n", RST_GTK_VERSION_STRING, rst_version());
+    return f == NULL;
+}
+EOF
+    cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags restoration-gtk) "$T/gtk-host.c" \
+       $(pkg-config --libs restoration-gtk) -Wl,-rpath,"$PREFIX/lib" -o "$T/gtk-host"
+    "$T/gtk-host"
+}
+if pkg-config --exists gtk4; then
+    check "restoration-gtk: files, links, SONAME, version, exports, a program built with pkg-config alone" t_gtk
+else
+    echo "skip install: restoration-gtk (no GTK 4 headers: make deps-gtk)"
+fi
+
+# ---------------------------------------------------------------------------
 # Which installs refresh the loader's cache: only a real one into /usr or
 # /usr/local (shown with make -n: nothing is installed there).
 t_ldconfig_rule() {

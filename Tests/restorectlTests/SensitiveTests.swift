@@ -28,7 +28,7 @@ final class SensitiveTests: XCTestCase {
         try sealed.withUnsafeBytes { try w.writeUnknown(k("token"), tag: 12, payload: $0) }
         try w.writeInt(k("m"), 1)
         try w.endRecord()
-        try marks(["path"]).withUnsafeBytes { try w.writeUnknown(k("restoration.local-keys"), tag: 13, payload: $0) }
+        try marks(["path"]).withUnsafeBytes { try w.writeUnknown(k("rst.local"), tag: 14, payload: $0) }
         try w.endObject()
         return (try w.finish(info: Archives.info), sealed)
     }

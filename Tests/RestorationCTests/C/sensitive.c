@@ -334,6 +334,34 @@ static int test_sealed(const char *dir) {
     CHECK_EQ(count_in_log("could not be opened"), 0);      /* nothing sealed: nothing to open */
     CHECK_EQ(key_asked, 0);
     rst_free(nb);
+    /* A size budget that trims encodes every object twice: still one WARNING,
+     * counting each value once; an export has no budget. */
+    {
+        static char big[4096];
+        memset(big, 'x', sizeof big - 1);
+        rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
+        o.log = collect_log;
+        o.size_budget = 1024;
+        o.budget_policy = RST_BUDGET_TRIM;
+        rst_engine *be = NULL;
+        CHECK_OK(rst_engine_create(&o, &be));
+        CHECK_OK(rst_set_key_sensitivity(be, "Form", "token", RST_SENSITIVITY_ENCRYPTED));
+        form bf = { .password = "p", .token = SEALED_TEXT, .path = "/p", .title = "T", .n = 1 };
+        form child = { .password = "p", .token = SEALED_TEXT, .path = "/p", .title = big, .n = 2 };
+        rst_object *root = NULL;
+        CHECK_OK(rst_register_object(be, "form", NULL, "Form", &form_callbacks, &bf, &root));
+        CHECK_OK(rst_register_object(be, "big", root, "Form", &form_callbacks, &child, NULL));
+        log_text[0] = 0;
+        CHECK_OK(rst_save_to_buffer(be, &nb, &nlen));
+        CHECK(nlen <= 1024);                             /* "big" was trimmed */
+        CHECK_EQ(count_in_log("ENCRYPTED value"), 1);
+        CHECK(strstr(log_text, "save: 1 ENCRYPTED value was not written") != NULL);
+        rst_free(nb);
+        CHECK_OK(rst_export(be, 0, &nb, &nlen));
+        CHECK(nlen > 4096);                              /* not trimmed: no budget */
+        rst_free(nb);
+        rst_engine_destroy(be);
+    }
     /* An export says nothing about what it leaves out. */
     log_text[0] = 0;
     CHECK_OK(rst_export(e, 0, &nb, &nlen));
