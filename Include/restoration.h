@@ -1353,8 +1353,11 @@ typedef enum rst_sensitivity {
  *  (NULL: every class), at any depth of their nested records, whoever
  *  encodes it (host, plugin, Swift). A later call for the same class and
  *  key replaces the earlier; RST_SENSITIVITY_NORMAL removes it.
- *  @return RST_OK; RST_ERR_INVALID (NULL engine or key, unknown `s`);
- *          RST_ERR_LIMIT (over-long key or class name). */
+ *  Takes effect at the next save or export (a save in progress keeps the
+ *  policy it began with).
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or key, an empty key or
+ *          class name, unknown `s`); RST_ERR_LIMIT (over-long key or class
+ *          name). */
 RST_API rst_status rst_set_key_sensitivity(rst_engine *e, const char *class_name,
                                            const char *key, rst_sensitivity s);
 /** Inside an encode callback, before `key` is encoded in this record:

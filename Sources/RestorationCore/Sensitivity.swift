@@ -54,6 +54,8 @@ public final class SensitivityRoom {
     public var keyProvider: EncryptionKeyProvider?
 
     // One save or export.
+    private var inSave = false
+    private var pendingRules: [(String?, [UInt8], Sensitivity)] = []
     private(set) var mode: WriteMode = .save
     private var key: UnsafeMutableRawPointer?
     private var keyAsked = false
@@ -89,7 +91,13 @@ public final class SensitivityRoom {
     // MARK: the policy
 
     /// Sets the policy for `key` in records of `className` (nil: every class).
+    /// During a save or export (from one of its callbacks) the change waits
+    /// for its end: a save keeps the policy it began with.
     public func set(className: String?, key: [UInt8], _ s: Sensitivity) {
+        if inSave {
+            pendingRules.append((className, key, s))
+            return
+        }
         var rule = rules[key] ?? Rule()
         if let c = className {
             rule.byClass[c] = s == .normal ? nil : s
@@ -110,6 +118,7 @@ public final class SensitivityRoom {
     // MARK: a save or an export (the engine)
 
     func beginSave(_ m: WriteMode) {
+        inSave = true
         mode = m
         keyAsked = false
         keyMissingReason = ""
@@ -128,6 +137,12 @@ public final class SensitivityRoom {
     /// Ends the save: wipes the key; returns the ENCRYPTED values left out
     /// for want of a key and why.
     func endSave() -> (count: Int, reason: String) {
+        if inSave {
+            inSave = false
+            let pending = pendingRules
+            pendingRules.removeAll()
+            for (c, k, s) in pending { set(className: c, key: k, s) }
+        }
         wipeKey()
         plain.withUnsafeMutableBytes { rsod_wipe($0.baseAddress, $0.count) }
         plain.removeAll(keepingCapacity: true)

@@ -181,4 +181,25 @@ final class SensitivityTests: XCTestCase {
         }
         XCTAssertEqual(nonces.count, 600)
     }
+
+    func testAPolicyChangedDuringASaveWaitsForTheNextOne() throws {
+        let e = Engine(configuration: .init())
+        e.setKeySensitivity(className: nil, key: Array("a".utf8), .secret)
+        let box = Box()
+        box.onEncode = { [unowned self] c in
+            c.engine.setKeySensitivity(className: nil, key: Array("a".utf8), .normal)   // from a callback
+            c.engine.setKeySensitivity(className: nil, key: Array("b".utf8), .secret)
+            try! c.encodeInt(self.k("a"), 1)
+            try! c.encodeInt(self.k("b"), 2)
+        }
+        try e.register(identifier: "A", parent: nil, className: nil, behavior: box)
+        var doc = ArchiveDocument(reader: try ArchiveReader(bytes: try e.saveToBytes()))
+        XCTAssertEqual(doc.objects[0].entries.map(\.key), ["b"])        // the policy the save began with
+        box.onEncode = { [unowned self] c in
+            try! c.encodeInt(self.k("a"), 1)
+            try! c.encodeInt(self.k("b"), 2)
+        }
+        doc = ArchiveDocument(reader: try ArchiveReader(bytes: try e.saveToBytes()))
+        XCTAssertEqual(doc.objects[0].entries.map(\.key), ["a"])        // the changed one
+    }
 }
