@@ -1147,6 +1147,7 @@ public final class Engine {
         // v1.1 §4: plugins load and migrations run after validation, before any factory.
         let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
         let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
+        defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
         let run = RestoreRun(reader: opened, coder: theCoder)
         if opened !== migrated { run.sealedSource = migrated }
         defer { run.end() }

@@ -521,6 +521,14 @@ public final class SensitivityRoom {
         return opened
     }
 
+    /// The restore is over: the archive it decoded, which held the opened
+    /// values in the clear, is wiped before it is freed (nothing reads it
+    /// any more: decode callbacks borrow its bytes only while they run).
+    static func wipe(_ opened: ArchiveReader) {
+        let b = opened.archiveBytes
+        rsod_wipe(UnsafeMutableRawPointer(mutating: b.baseAddress), b.count)
+    }
+
     /// sodium_init(), once per process (thread-safe lazy global).
     static let sodiumReady: Bool = rsod_init() == 0
 
