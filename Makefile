@@ -58,6 +58,7 @@ MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct
 all: dist
 
 # A fresh machine may lack libffi's headers (Debian: libffi-dev) and pkg-config,
+# libsodium's (libsodium-dev: sealed values),
 # and GLib's (libglib2.0-dev: restore-bench's GVariant baseline). Each is
 # installed only when pkg-config cannot find it.
 deps:
@@ -65,6 +66,11 @@ deps:
 	  echo "installing libffi-dev pkg-config"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libffi-dev pkg-config; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libffi-dev pkg-config; fi; \
+	fi
+	@if ! pkg-config --exists libsodium 2>/dev/null; then \
+	  echo "installing libsodium-dev"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libsodium-dev pkg-config; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libsodium-dev pkg-config; fi; \
 	fi
 	@if ! pkg-config --exists glib-2.0 2>/dev/null; then \
 	  echo "installing libglib2.0-dev"; \

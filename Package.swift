@@ -76,7 +76,9 @@ let package = Package(
         .target(name: "RestorationArchive", dependencies: ["CCRC32C"], swiftSettings: hotPath),
         // ABI v1.1 §2's signal handler and descriptors (async-signal-safe C, hidden symbols).
         .target(name: "CLifecycle", path: "Sources/CLifecycle"),
-        .target(name: "RestorationCore", dependencies: ["RestorationArchive", "CLifecycle"], swiftSettings: hotPath),
+        // Sealing sensitive values: the one door to libsodium (Debian: libsodium-dev).
+        .target(name: "CSodium", path: "Sources/CSodium", linkerSettings: [.linkedLibrary("sodium")]),
+        .target(name: "RestorationCore", dependencies: ["RestorationArchive", "CLifecycle", "CSodium"], swiftSettings: hotPath),
         // RestorationC's one-line exports call the C face's functions (one
         // call per value, ~0.8% of a save: docs/PERFORMANCE-LEVERS.md); the
         // core's hot accessors are @inlinable, so they inline into the C face.

@@ -609,6 +609,7 @@ typedef enum rst_value_type {
     RST_TYPE_RECORD       = 9,
     RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
     RST_TYPE_OS_STRING    = 11, /**< v1.2: rst_encode_os_string() (a file name) */
+    RST_TYPE_SEALED       = 12, /**< 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
@@ -1332,7 +1333,32 @@ RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size
  * counting them. Without a key at save an ENCRYPTED value is not written
  * (as SECRET), with one WARNING per save. RST_SENSITIVITY_LOCAL values are
  * written, and left out of portable exports (rst_export()). See
- * docs/SECURITY.md for what this protects against and what it does not. */
+ * docs/SECURITY.md for what this protects against and what it does not.
+ *
+ * Details a program can rely on:
+ * - A nested record under a SECRET key is left out whole; under an
+ *   ENCRYPTED key it keeps its structure and every value in it is sealed
+ *   (unless the policy names a key inside it); under a LOCAL key it is left
+ *   out whole from portable exports. An object reference (or an array of
+ *   them) under an ENCRYPTED key is written as it is: it only names another
+ *   record of the same archive.
+ * - The associated data of a sealed value is the record's path, its class
+ *   name and the value's own key (not the keys of the nested records around
+ *   it): a sealed value copied to another record, another class or another
+ *   key does not open.
+ * - The key is asked at the first ENCRYPTED value of a save (not at all by
+ *   a save without one) and once by a restore whose archive holds a sealed
+ *   value, before any factory or decode; the engine keeps its copy only for
+ *   that save or restore, then wipes it. The callback runs on the saving or
+ *   restoring thread with the engine's lock held: it must not call the
+ *   engine.
+ * - A restore opens sealed values after migrations run: a migration sees a
+ *   sealed value as a value of unknown type, and one it moves to another key
+ *   no longer opens.
+ * - Carried records are written without the keys the policy makes SECRET
+ *   (even when an older build wrote them) and with their sealed values
+ *   copied still sealed (they keep their path and class, so they open when
+ *   a build with the key restores them). */
 /**@{*/
 typedef enum rst_sensitivity {
     RST_SENSITIVITY_NORMAL    = 0,
@@ -1344,14 +1370,21 @@ typedef enum rst_sensitivity {
  *  (NULL: every class), at any depth of their nested records, whoever
  *  encodes it (host, plugin, Swift). A later call for the same class and
  *  key replaces the earlier; RST_SENSITIVITY_NORMAL removes it.
- *  @return RST_OK; RST_ERR_INVALID (NULL engine or key, unknown `s`);
- *          RST_ERR_LIMIT (over-long key or class name). */
+ *  Takes effect at the next save or export (a save in progress keeps the
+ *  policy it began with).
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine or key, an empty key or
+ *          class name, unknown `s`); RST_ERR_LIMIT (over-long key or class
+ *          name). */
 RST_API rst_status rst_set_key_sensitivity(rst_engine *e, const char *class_name,
                                            const char *key, rst_sensitivity s);
 /** Inside an encode callback, before `key` is encoded in this record:
- *  sets its sensitivity for this record only; wins over the policy.
- *  @return RST_OK; RST_ERR_STATE after `key` was encoded, or outside an
- *          encode; RST_ERR_INVALID (NULL key, unknown `s`). */
+ *  sets its sensitivity for this record only (the nested record open now,
+ *  or the object's own values outside any); wins over the policy.
+ *  @return RST_OK; RST_ERR_STATE outside an encode, or after `key` was
+ *          encoded in this record — then the save fails too (the value is
+ *          already written as it is) and the old archive stays;
+ *          RST_ERR_INVALID (NULL key, unknown `s`); RST_ERR_LIMIT (an
+ *          over-long key). */
 RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
                                              rst_sensitivity s);
 /**@}*/
@@ -1362,7 +1395,11 @@ RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
 #define RST_EXPORT_PORTABLE 1u /**< leave out LOCAL and ENCRYPTED values */
 /** Writes the engine's state to a new buffer as rst_save_to_buffer() does,
  *  but it is not a save: no carry count, no listener, no kill point, no
- *  budget, no WARNING about the values it leaves out. With
+ *  budget, no WARNING about the values it leaves out; `should_save` is not
+ *  asked and the engine stays dirty. Carried records are included (without
+ *  their LOCAL and sealed values when portable). Without RST_EXPORT_PORTABLE,
+ *  ENCRYPTED values are sealed afresh when `encryption_key` gives a key (and
+ *  left out silently when it does not). With
  *  RST_EXPORT_PORTABLE, LOCAL and ENCRYPTED values are left out (they belong
  *  to this machine or its key), so the buffer can be restored on another
  *  machine with rst_restore_from_buffer(). `restorectl export --portable IN

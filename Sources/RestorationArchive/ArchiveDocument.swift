@@ -16,7 +16,7 @@ public indirect enum ArchiveValue: Equatable, Sendable {
     case objectArray([Int])
     /// v1.2: an OS string (a file name): any bytes but NUL.
     case osString([UInt8])
-    /// A value of a future type (tag 12...15), kept as its raw payload.
+    /// A value with no ValueTag (tag 12...15: a sealed value, LOCAL marks, a future type), kept as its raw payload.
     case unknown(tag: UInt8, payload: [UInt8])
 
     /// The tag this value is written with.
@@ -298,7 +298,7 @@ public struct ArchiveDocument: Equatable, Sendable {
                     try writeEntries(sub, &w, object: i, trail: trail + [e.key])
                     try w.endRecord()
                 case .unknown(let tag, let payload):
-                    if !ValueTag.isFuture(rawTag: tag) { throw fail("unknown value tag \(tag) is not a future tag (\(ValueTag.futureRawTags))") }
+                    if !ValueTag.isOpaque(rawTag: tag) { throw fail("unknown value tag \(tag) is not an opaque tag (\(ValueTag.opaqueRawTags))") }
                     try typed { try payload.withUnsafeBytes { u in try w.writeUnknown(k, tag: tag, payload: u) } }
                 }
             } catch {

@@ -170,6 +170,8 @@ public final class ArchiveReader {
 
     /// True if a record references itself or a later record.
     @inlinable public var hasForwardReferences: Bool { _hasForwardReferences }
+    /// v1.2: sealed values (tag 12) in the archive, nested records included.
+    public var sealedValueCount: Int { _storage.sealedCount }
 
     // MARK: - Strings
 
@@ -242,7 +244,7 @@ public final class ArchiveReader {
             self.payload = payload
             self.end = end
         }
-        /// nil for a future type (raw tag 12...15).
+        /// nil for a sealed value, LOCAL marks or a future type (raw tag 12...15).
         @inlinable public var tag: ValueTag? { ValueTag(rawValue: rawTag) }
     }
 
@@ -275,7 +277,7 @@ public final class ArchiveReader {
             end = p
         case .fixed64:
             end = p &+ 8
-        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .future:
+        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
             guard let len = readVarint(_base, &p, limit), len <= UInt64(max(0, limit &- p)) else { return nil }
             end = p &+ Int(truncatingIfNeeded: len)
             return Field(key: key, rawTag: tag, payload: p, end: end)

@@ -314,7 +314,7 @@ public final class ArchiveRewriter {
             case .archive:
                 switch PayloadShape.of(rawTag: tag) {
                 case .none, .zigzag, .recordIndex, .fixed64: break
-                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .future:
+                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
                     appendVarint(&out, UInt64(f.end - f.payload))
                 }
                 out.append(contentsOf: UnsafeRawBufferPointer(start: base + f.payload, count: f.end - f.payload))
@@ -512,6 +512,7 @@ public final class ArchiveRewriter {
     public func rebuiltReader(verify: Bool) throws(WriteFailure) -> ArchiveReader {
         let n = reader.recordCount
         let st = ReaderStorage()                  // owns every allocation below, whatever happens
+        st.sealedCount = reader._storage.sealedCount   // v1.2: copied values stay sealed
         let records = UnsafeMutablePointer<RecordInfo>.allocate(capacity: max(1, n))
         st.records = records
         let layout = try write(records: records)

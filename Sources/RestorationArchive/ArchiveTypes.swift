@@ -88,8 +88,13 @@ public enum PayloadShape: UInt8, Sendable {
     case recordIndexArray
     /// `varint len` + len bytes, any but NUL (an OS string: a file name).
     case osText
+    /// v1.2: `varint byte_len`, then within it the inner value's tag (1
+    /// byte), a 24-byte nonce and the sealed content (the inner payload
+    /// sealed with XChaCha20-Poly1305, 16 bytes longer): a sealed value
+    /// (RST_TYPE_SEALED). A reader before 1.2 skips it as a future type.
+    case sealed
     /// `varint byte_len` + byte_len bytes a version-1 reader does not
-    /// interpret (tags 12...15: future types, skipped).
+    /// interpret (tags 13...15: future types, skipped).
     case future
 
     /// The shape of a raw tag (0...15). The one place that maps tags to layouts.
@@ -107,7 +112,8 @@ public enum PayloadShape: UInt8, Sendable {
         case 9: return .fields                 // ValueTag.record
         case 10: return .recordIndexArray      // ValueTag.objectArray (v1.1)
         case 11: return .osText                // ValueTag.osString (v1.2)
-        default: return .future                // 12...15
+        case 12: return .sealed                // a sealed value (v1.2)
+        default: return .future                // 13...15
         }
     }
 
@@ -121,14 +127,26 @@ extension ValueTag {
     @inlinable @inline(__always)
     public var shape: PayloadShape { PayloadShape.of(rawTag: rawValue) }
 
-    /// Raw tags this reader skips without understanding (12...15; tag 10,
-    /// object arrays, and tag 11, OS strings, were among them for older
-    /// readers, which skip them).
-    public static let futureRawTags: ClosedRange<UInt8> = 12...15
+    /// Raw tags this reader skips without understanding (13...15; tag 10,
+    /// object arrays, tag 11, OS strings, and tag 12, sealed values, were
+    /// among them for older readers, which skip them).
+    public static let futureRawTags: ClosedRange<UInt8> = 13...15
 
     /// Whether `raw` is a tag reserved for future types.
     @inlinable @inline(__always)
     public static func isFuture(rawTag raw: UInt8) -> Bool { futureRawTags.contains(raw) }
+
+    /// v1.2: raw tags with no `ValueTag`, whose values the document model
+    /// and tools keep as opaque payloads (`ArchiveValue.unknown`): 12, a
+    /// sealed value (opened only by an engine with its key), 13, the list of
+    /// subtrees a size budget trimmed, 14, a record's LOCAL keys
+    /// (`ArchiveFormat.localMarksTag`), and the future tag 15 (13...15 keep
+    /// the future shape).
+    public static let opaqueRawTags: ClosedRange<UInt8> = 12...15
+
+    /// Whether `raw` is kept as an opaque payload (`opaqueRawTags`).
+    @inlinable @inline(__always)
+    public static func isOpaque(rawTag raw: UInt8) -> Bool { opaqueRawTags.contains(raw) }
 }
 
 /// What an archive says about when and by whom it was saved.
@@ -187,6 +205,19 @@ public enum ArchiveFormat {
     /// class nothing could produce (UInt32.max: always). Set only when the
     /// archive holds a carried record.
     public static let flagRecordCarry: UInt16 = 2
+    /// v1.2: a sealed value's tag (`PayloadShape.sealed`, RST_TYPE_SEALED).
+    public static let sealedTag: UInt8 = 12
+    /// v1.2: the tag of a record's list of LOCAL keys (a `.future` shape:
+    /// `varint byte_len`, then `varint count` + count × `str` key names),
+    /// under a key that starts with `localMarksKey`. (Tag 13 is the size
+    /// budget's list of trimmed subtrees.)
+    public static let localMarksTag: UInt8 = 14
+    /// v1.2: the key of a record's list of LOCAL keys: "rst.local", or
+    /// "rst.local.2", ... when the record's own values use it.
+    public static let localMarksKey = "rst.local"
+
+    /// Sealed payload: inner tag (1) + nonce (24) + the authentication tag (16).
+    public static let sealedOverhead: Int = 1 + 24 + 16
     /// The flags this reader understands.
     public static let knownFlags: UInt16 = flagRecordVersions | flagRecordCarry
     /// magic(8) + version(2) + flags(2) + total_len(4).

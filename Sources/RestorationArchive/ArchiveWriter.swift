@@ -860,11 +860,11 @@ public struct ArchiveWriter {
         try _writeLengthPrefixed(key, ValueTag.osString.rawValue, bytes)
     }
 
-    /// Writes a value of a future type (tag 12...15) with an opaque payload;
+    /// Writes a value of an opaque tag (12...15: a sealed value, LOCAL marks, a future type) as its payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
-        guard ValueTag.isFuture(rawTag: tag) else {
-            throw WriteFailure.state("writeUnknown: tag \(tag) is not a future tag (\(ValueTag.futureRawTags))")
+        guard ValueTag.isOpaque(rawTag: tag) else {
+            throw WriteFailure.state("writeUnknown: tag \(tag) is not an opaque tag (\(ValueTag.opaqueRawTags))")
         }
         try _writeLengthPrefixed(key, tag, payload)
     }

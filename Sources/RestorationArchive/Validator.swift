@@ -44,6 +44,8 @@ final class ReaderStorage {
     var pathIndex: HashIndex?
     var keyStack: UnsafeMutablePointer<UInt32>?
     var frames: UnsafeMutablePointer<Frame>?
+    /// v1.2: sealed values seen (tag 12).
+    var sealedCount = 0
 
     init() {}
 
@@ -771,6 +773,20 @@ struct Validator {
                 if pos != ce {
                     throw corrupt("object array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
                 }
+            case .sealed:
+                // v1.2: inner tag + nonce + sealed content; opened only at decode.
+                let at = pos
+                let len = try length(fe, "sealed value length")
+                if len < ArchiveFormat.sealedOverhead {
+                    throw corrupt("sealed value of \(len) bytes is shorter than its \(ArchiveFormat.sealedOverhead)-byte nonce, type and tag", at: at)
+                }
+                let inner = b.load(fromByteOffset: pos, as: UInt8.self)
+                switch PayloadShape.of(rawTag: inner) {
+                case .none, .zigzag, .fixed64, .text, .bytes, .osText, .zigzagArray, .textArray: break
+                default: throw corrupt("sealed value holds type tag \(inner), which cannot be sealed", at: pos)
+                }
+                st.sealedCount &+= 1
+                pos &+= len
             case .future:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")

@@ -454,3 +454,20 @@ public func rst_store_set_error(_ sentence: UnsafePointer<CChar>!) {
 public func rst_close_session(_ e: OpaquePointer!) {
     CFace.close_session(e)
 }
+
+// MARK: sensitive values and portable exports (library 1.2)
+
+@c @implementation
+public func rst_set_key_sensitivity(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ key: UnsafePointer<CChar>!, _ s: rst_sensitivity) -> rst_status {
+    CFace.set_key_sensitivity(e, class_name, key, s)
+}
+
+@c @implementation
+public func rst_coder_set_sensitivity(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ s: rst_sensitivity) -> rst_status {
+    CFace.coder_set_sensitivity(c, key, s)
+}
+
+@c @implementation
+public func rst_export(_ e: OpaquePointer!, _ flags: UInt32, _ buf: UnsafeMutablePointer<UnsafeMutableRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.export_state(e, flags, buf, len)
+}

@@ -202,7 +202,7 @@ extension CFace {
             case .record?: return RST_TYPE_RECORD
             case .objectArray?: return RST_TYPE_OBJECT_ARRAY
             case .osString?: return RST_TYPE_OS_STRING
-            case nil: return RST_TYPE_UNKNOWN
+            case nil: return coder(c).isSealed(keyBytes(key)) ? RST_TYPE_SEALED : RST_TYPE_UNKNOWN
             }
         } catch {
             _ = fail(error, in: "rst_coder_value_type")

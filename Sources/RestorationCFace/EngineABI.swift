@@ -143,6 +143,9 @@ extension CFace {
         let h = handle(e)
         let ctx = o.ctx
         if let f = o.should_save { e.shouldSave = { f(h, ctx) } }
+        if o.version >= 3, let f = o.encryption_key {   // sensitive values (SensitivityABI.swift)
+            e.setEncryptionKeyProvider { key in f(h, key.baseAddress!.assumingMemoryBound(to: UInt8.self), ctx) == RST_OK }
+        }
         if let f = o.should_restore {
             e.shouldRestore = { [unowned e] info in
                 withArchiveInfo(info, reason: e.restoreReason.rawValue, generation: e.restoreGeneration) { f(h, $0, ctx) }

@@ -57,7 +57,7 @@ extension Engine {
     func collectCarried(_ run: RestoreRun) {
         carried = []
         guard configuration.carrySaves > 0 else { return }
-        let reader = run.reader
+        let reader = run.sealedSource ?? run.reader   // sealed values are carried still sealed
         let n = reader.recordCount
         var subtreeOf = [Int](repeating: -1, count: n)
         var roots: [Int] = []
@@ -161,7 +161,7 @@ extension Engine {
                 if var c = rec.className { cls = c.withUTF8 { w.name(UnsafeRawBufferPointer($0)) } }
                 w.beginObject(identifier: ident, parent: parent, className: cls, version: rec.version, carry: carry)
                 _ = i
-                try Engine.write(rec.entries, &w) { source in
+                try Engine.write(sensitivity.filterCarried(rec.entries, className: rec.className), &w) { source in
                     guard let p = s.referencePaths[source] else { return nil }
                     return saveIndexOf(p) ?? newIndex[p]
                 }

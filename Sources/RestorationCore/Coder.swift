@@ -91,6 +91,18 @@ public final class Coder {
     @exclusivity(unchecked)
     #endif
     @usableFromInline var saveGeneration = 0
+    /// Sensitive values (Sensitivity.swift): set when this object's values
+    /// must be asked about; an engine without a policy never sets it.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    @usableFromInline var sensitivityOn = false
+    /// Whether the save in progress has a policy (or is a portable export):
+    /// only then does an encode callback ask the room. Set by the engine.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var sensitivityInSave = false
 
     // Decoding state.
     /// The archive being read; owns it for the restore.
@@ -183,14 +195,29 @@ public final class Coder {
 
     // MARK: lifecycle (engine only)
 
+    @inline(__always)
     func beginEncoding(_ node: ObjectNode) {
         self.node = node
         mode = .encoding
+        if _slowPath(sensitivityInSave) { beginSensitiveObject(node) }
     }
 
+    @inline(__always)
     func endEncoding() {
+        if _slowPath(sensitivityOn) { endSensitiveObject() }
         mode = .idle
         node = nil
+    }
+
+    @inline(never)
+    private func beginSensitiveObject(_ node: ObjectNode) {
+        sensitivityOn = engine.sensitivity.beginObject(node)
+    }
+
+    @inline(never)
+    private func endSensitiveObject() {
+        engine.sensitivity.endObject(self)
+        sensitivityOn = false
     }
 
     func beginDecoding(record: Int, node: ObjectNode?, factory: Bool) {
@@ -318,6 +345,7 @@ public final class Coder {
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.bool(v)) { return }
         do { try writer.writeBool(k, v) } catch { throw record(error, key: key) }
     }
 
@@ -325,6 +353,7 @@ public final class Coder {
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .int, bits: UInt64(bitPattern: v)) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.int(v)) { return }
         do { try writer.writeInt(k, v) } catch { throw record(error, key: key) }
     }
 
@@ -332,6 +361,7 @@ public final class Coder {
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .double, bits: v.bitPattern) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.double(v)) { return }
         do { try writer.writeDouble(k, v) } catch { throw record(error, key: key) }
     }
 
@@ -346,6 +376,7 @@ public final class Coder {
         guard ArgumentRules.isText(utf8) else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
         }
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.string(utf8)) { return }
         do { try writer.writeString(k, utf8) } catch { throw record(error, key: key) }
     }
 
@@ -353,12 +384,14 @@ public final class Coder {
     public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationWrite(key, .bytes(Array(bytes))) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.bytes(bytes)) { return }
         do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key) }
     }
 
     @inlinable @inline(__always)
     public func encodeObject(_ key: KeyBytes, _ ref: ObjectNode) throws(RestorationFailure) {
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.reference) { return }
         guard ref.engine === engine, ref.isRegistered else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the referenced object belongs to another engine"))
         }
@@ -373,6 +406,7 @@ public final class Coder {
     public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationWrite(key, .intArray(Array(values))) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.intArray(values)) { return }
         do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key) }
     }
 
@@ -387,6 +421,7 @@ public final class Coder {
         for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
         }
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.stringArray(elements)) { return }
         do { try writer.writeStringArray(k, elements) } catch { throw record(error, key: key) }
     }
 
@@ -394,6 +429,7 @@ public final class Coder {
     public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationBeginRecord(key, create: true) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.beginRecord) { return }
         do { try writer.beginRecord(k) } catch { throw record(error, key: key) }
     }
 
@@ -401,10 +437,45 @@ public final class Coder {
     public func encodeEndRecord() throws(RestorationFailure) {
         if _slowPath(mode == .migrating) { return try migrationEndRecord() }
         guard mode == .encoding else { throw stateFailure(encode: true) }
+        if _slowPath(sensitivityOn), try divertEndRecord() { return }
         guard writer.nestingDepth > 0 else {
             throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
         }
         do { try writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0))) }
+    }
+
+    /// Sensitive values: true when the room left the value out or wrote it sealed.
+    @usableFromInline @inline(never)
+    func divert(_ k: UInt32, _ key: KeyBytes, _ value: SensitiveValue) throws(RestorationFailure) -> Bool {
+        try engine.sensitivity.divert(self, k, key, value)
+    }
+
+    @usableFromInline @inline(never)
+    func divertEndRecord() throws(RestorationFailure) -> Bool {
+        try engine.sensitivity.endRecord(self)
+    }
+
+    /// Sets `key`'s sensitivity for this record (the open nested record, or
+    /// the object's own fields) before it is encoded; wins over the policy.
+    /// - Throws: `.state` outside an encode callback, or after the key was
+    ///   encoded in this record (which also fails the save: the value was
+    ///   written as it is); `.invalid`/`.limit` for a bad key.
+    public func setSensitivity(_ key: KeyBytes, _ s: Sensitivity) throws(RestorationFailure) {
+        guard mode == .encoding else {
+            throw RestorationFailure(.state, "called outside an encode callback (a key's sensitivity is set while its object encodes, before the key)")
+        }
+        let bytes = key.bytes
+        try ArgumentRules.key(bytes, location: location)
+        let k = writer.key(bytes)
+        if writer.rawTag(ofKey: k) != nil {
+            // The value is already in the archive as it is: the save fails,
+            // so it never reaches the disk.
+            throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': already encoded in this record; set its sensitivity before encoding it"))
+        }
+        let room = engine.sensitivity
+        room.switchOn(node.unsafelyUnwrapped, depth: writer.nestingDepth)
+        room.override(depth: writer.nestingDepth, key: k, s)
+        sensitivityOn = true
     }
 
     // MARK: decode
@@ -721,6 +792,7 @@ extension Coder {
         }
         if _slowPath(mode == .migrating) { return try migrationWrite(key, .osString(Array(bytes))) }
         let k = try encodingKey(key)
+        if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.osString(bytes)) { return }
         do { try writer.writeOSString(k, bytes) } catch { throw record(error, key: key) }
     }
 

@@ -157,6 +157,9 @@ final class RestoreRun {
     var failed = Set<Int>()
     /// v1.1 §7: why records were not produced (Skips.swift).
     var notes: [Int: SkipNote] = [:]
+    /// The archive as read, before its sealed values were opened: carried
+    /// records are kept from it, so they are written back still sealed.
+    var sealedSource: ArchiveReader?
 
     init(reader: ArchiveReader, coder: Coder) {
         self.reader = reader
@@ -410,6 +413,9 @@ public final class Engine {
         KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
+    /// Sensitive values: the policy, the encryption key's source, and what
+    /// one save, export or restore does with them (Sensitivity.swift).
+    public let sensitivity = SensitivityRoom()
     private var lifecycleStorage: Lifecycle?
     /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
@@ -747,13 +753,30 @@ public final class Engine {
         }
     }
 
-    private func save<R>(_ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
+    /// Writes the state to a new buffer from `allocate`, as `saveToBuffer`
+    /// does, but it is not a save: no should_save, no carry count, no
+    /// WARNING about the values it leaves out. `portable`: LOCAL and
+    /// ENCRYPTED values are left out too (SECRET ones always are).
+    public func export(portable: Bool, allocate: (Int) -> UnsafeMutableRawPointer?) throws(RestorationFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
+        try save(mode: portable ? .portableExport : .export) { (w: inout ArchiveWriter, info: ArchiveInfo) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? in
+            try w.finish(info: info, into: allocate)
+        }
+    }
+
+    private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
         if operation == nil { checkDeadlines() }   // v1.1 §9: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
-        if let shouldSave, !shouldSave() {
+        sensitivity.beginSave(mode)
+        theCoder.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
+        var sensitiveLeftOut = (count: 0, reason: "")
+        defer {
+            theCoder.sensitivityInSave = false
+            _ = sensitivity.endSave()              // the key wiped on every path
+        }
+        if mode == .save, let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
         let order = preorderRefs()
@@ -772,7 +795,7 @@ public final class Engine {
         // Size budgets (Budget.swift): measured once the records are written.
         var trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil
         let budgetBytes = configuration.sizeBudget
-        if budgetBytes > 0 {
+        if budgetBytes > 0 && mode == .save {            // an export has no budget
             let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
             switch budget.judge(coder.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
                                 liveCount: order.count, priority: { order[$0]._withUnsafeGuaranteedRef { $0.priority } }) {
@@ -795,8 +818,13 @@ public final class Engine {
                 trimmedFrom = (first, size, cut)
             }
         }
+        sensitiveLeftOut = sensitivity.endSave()   // every value written (carried ones too): the key is wiped
         let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
         let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.writer, info) }
+        guard mode == .save else { return result }      // an export: no sizes kept, no carry count, no WARNING
+        if sensitiveLeftOut.count > 0 {
+            log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
+        }
         budget.keep(coder.writer, total: total, trimmedFrom: trimmedFrom)
         if !carryCommitAfterWrite { commitCarried() }
         return result
@@ -841,6 +869,7 @@ public final class Engine {
         }
         let coder = theCoder
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
+        sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
         // v1.1 §4: records store their class version once any class has one.
         saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
         coder.writer.recordVersions = !classVersions.isEmpty
@@ -1126,7 +1155,10 @@ public final class Engine {
         }
         // v1.1 §4: plugins load and migrations run after validation, before any factory.
         let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
-        let run = RestoreRun(reader: migrated, coder: theCoder)
+        let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
+        defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
+        let run = RestoreRun(reader: opened, coder: theCoder)
+        if opened !== migrated { run.sealedSource = migrated }
         defer { run.end() }
         for (r, note) in preSkips {
             run.session.state[r] = .skipped

@@ -17,6 +17,16 @@ public struct PluginCoder {
 
     // MARK: encode (inside an encode callback)
 
+    /// Library 1.2: before `key` is encoded in this record, how its value is
+    /// written (`rst_coder_set_sensitivity`; the host's policy covers plugin
+    /// values without this). A host whose table lacks it: RST_ERR_STATE.
+    public func setSensitivity(_ s: rst_sensitivity, forKey key: String) throws(PluginError) {
+        guard PluginHost.has(\rst_host_api.coder_set_sensitivity), let f = api.coder_set_sensitivity else {
+            throw PluginError(RST_ERR_STATE, "rst_coder_set_sensitivity: the host's table (version \(api.table_version)) does not have it (library 1.2)")
+        }
+        try PluginError.check(f(raw, key, s))
+    }
+
     public func encode(_ value: Bool, forKey key: String) throws(PluginError) {
         try PluginError.check(api.encode_bool(raw, key, value))
     }

@@ -96,6 +96,10 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.last_save_sizes = { CFace.last_save_sizes($0, $1, $2) }
     // Table version 3 (library 1.2), the storage door's member:
     t.close_session = { CFace.close_session($0) }
+    // Table version 3 (library 1.2): sensitive values and exports.
+    t.coder_set_sensitivity = { CFace.coder_set_sensitivity($0, $1, $2) }
+    t.set_key_sensitivity = { CFace.set_key_sensitivity($0, $1, $2, $3) }
+    t.export_state = { CFace.export_state($0, $1, $2, $3) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

@@ -259,10 +259,17 @@ private let engineLog: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CCha
 
 // MARK: - Engines
 
-func makeEngine(archivePath: String? = nil, pluginDir: String? = nil) throws -> OpaquePointer {
+/// The sealed-values run's key: 32 bytes of 0x42.
+private let benchKey: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutableRawPointer?) -> rst_status = { _, key, _ in
+    for i in 0..<32 { key?[i] = 0x42 }
+    return RST_OK
+}
+
+func makeEngine(archivePath: String? = nil, pluginDir: String? = nil, encryptionKey: Bool = false) throws -> OpaquePointer {
     var opts = rst_engine_options()
     opts.version = UInt32(RST_ENGINE_OPTIONS_VERSION)
     opts.log = engineLog
+    if encryptionKey { opts.encryption_key = benchKey }
     var engine: OpaquePointer?
     let st: rst_status = withOptionalCString(archivePath) { ap in
         withOptionalCString(pluginDir) { pd in
@@ -709,6 +716,8 @@ enum EngineBench {
         var x = EngineExtras()
         Log.say("engine: micro loop")
         x.micro = runMicro(runs: options.runs)
+        Log.say("engine: sealed values")
+        x.sealedMicro = runMicro(runs: options.runs, sealed: true)
         Log.say("engine: plugin case")
         x.plugin = runPluginCase(n: 10_000, runs: options.runs, seed: options.seed, workDir: workDir)
         Log.say("engine: deep chain, fan-out and depth limit (child process, \(smallStackBytes / 1024) KiB stack)")

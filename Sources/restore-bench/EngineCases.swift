@@ -18,11 +18,12 @@ import Glibc
 /// while keeping to the format's limits (keys unique per record, at most
 /// RST_MAX_VALUES_PER_RECORD values per record).
 enum Micro {
-    static let records = 16
+    /// 16; 2 for the sealed-values run (every value sealed costs more).
+    static var records = 16
     static let perRecord = 62_500
     static var calls: Int { records * perRecord }
     static let keys: [UnsafePointer<CChar>] = (0..<perRecord).map { cString("k\($0)") }
-    static let recordKeys: [UnsafePointer<CChar>] = (0..<records).map { cString("r\($0)") }
+    static let recordKeys: [UnsafePointer<CChar>] = (0..<16).map { cString("r\($0)") }
     static var seconds = 0.0
     static var sum: Int64 = 0
     static var expectedSum: Int64 { Int64(calls) * Int64(calls - 1) / 2 }
@@ -68,14 +69,25 @@ private let microCallbacks: UnsafeMutablePointer<rst_object_callbacks> = {
     return p
 }()
 
-func runMicro(runs: Int) -> MicroResult {
+/// `sealed`: the same loop with every value sealed — each nested record's
+/// key is ENCRYPTED for class Micro, so all its values are sealed with
+/// XChaCha20-Poly1305 at save and opened at restore (2 records, 125,000 values).
+func runMicro(runs: Int, sealed: Bool = false) -> MicroResult {
+    Micro.records = sealed ? 2 : 16
+    defer { Micro.records = 16 }
     let layout = "\(Micro.records) nested records × \(fmtInt(Micro.perRecord)) keys = \(fmtInt(Micro.calls)) calls in one callback"
+        + (sealed ? ", every value sealed" : "")
+    func sealing(_ e: OpaquePointer) {
+        guard sealed else { return }
+        for r in 0..<Micro.records { _ = rst_set_key_sensitivity(e, "Micro", Micro.recordKeys[r], RST_SENSITIVITY_ENCRYPTED) }
+    }
     var enc: [Double] = [], dec: [Double] = [], save: [Double] = [], rest: [Double] = []
     var bytes = 0
     var problem: String?
     do {
-        let saver = try makeEngine()
+        let saver = try makeEngine(encryptionKey: sealed)
         defer { rst_engine_destroy(saver) }
+        sealing(saver)
         var st = rst_register_object(saver, "micro", nil, "Micro", microCallbacks, nil, nil)
         guard st == RST_OK else { throw BenchError("register: \(statusText(st))") }
         for run in 0...runs {
@@ -89,8 +101,9 @@ func runMicro(runs: Int) -> MicroResult {
             let encodeLoop = Micro.seconds
             bytes = length
 
-            let restorer = try makeEngine()
+            let restorer = try makeEngine(encryptionKey: sealed)
             defer { rst_engine_destroy(restorer) }
+            sealing(restorer)
             st = rst_register_object(restorer, "micro", nil, "Micro", microCallbacks, nil, nil)
             guard st == RST_OK else { throw BenchError("register: \(statusText(st))") }
             Micro.sum = 0

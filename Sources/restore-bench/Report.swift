@@ -80,6 +80,7 @@ struct DepthLimitResult: Codable {
 
 struct EngineExtras: Codable {
     var micro: MicroResult?
+    var sealedMicro: MicroResult?          // the micro loop with every value sealed (ENCRYPTED)
     var plugin: PluginResult?
     var shapes: [ShapeResult] = []
     var depthLimit: DepthLimitResult?
@@ -515,6 +516,13 @@ func renderMarkdown(_ r: Report) -> String {
                 out += "rst_encode_int \(fmtNs(m.encodeNsPerCall)) ns per call, rst_decode_int \(fmtNs(m.decodeNsPerCall)) ns per call "
                 out += "(timed inside the callback); whole rst_save_to_buffer \(fmtNs(m.saveNsPerValue)) ns and "
                 out += "rst_restore_from_buffer \(fmtNs(m.restoreNsPerValue)) ns per value; archive \(fmtInt(m.archiveBytes)) bytes.\n\n"
+            }
+        }
+        if let m = x.sealedMicro {
+            out += "**Sealed values** (\(m.layout)): "
+            if let p = m.problem { out += "**\(p)**\n\n" } else {
+                out += "whole rst_save_to_buffer \(fmtNs(m.saveNsPerValue)) ns and rst_restore_from_buffer \(fmtNs(m.restoreNsPerValue)) ns "
+                out += "per sealed value (each sealed with a fresh nonce at save, opened once at restore); archive \(fmtInt(m.archiveBytes)) bytes.\n\n"
             }
         }
         if let p = x.plugin {

@@ -38,7 +38,9 @@ struct Inspect: ParsableCommand {
             target's path), object_array (v1.1: the targets' paths), int_array, \
             string_array, record (a nested list of \
             entries), os_string (a file name: UTF-8 as text, other bytes as \\xHH, \
-            a backslash as \\\\), unknown (a future type: "tag" 12...15 and the payload as hex). \
+            a backslash as \\\\), sealed (v1.2: an ENCRYPTED value as \
+            {"sealed": "<base64 of its bytes>"}, written back unchanged), unknown \
+            (a future type or LOCAL marks: "tag" 13...15 and the payload as hex). \
             Values are a list so key order round-trips.
 
             EXAMPLES

@@ -2,6 +2,7 @@
 // goes through Text.escaped/quoted (no terminal injection, B7.4).
 
 import RestorationArchive
+import RestorationCore
 
 struct Renderer {
     /// Record paths, by record index (for object references).
@@ -74,6 +75,10 @@ struct Renderer {
         case .stringArray(let a):
             return "string_array[\(a.count)] = [" + elements(a.prefix(full ? a.count : Renderer.maxElements + 1).map { string($0) }, total: a.count) + "]"
         case .record(let sub): return "record {\(sub.count) values}"
+        case .unknown(let tag, let payload) where tag == ArchiveFormat.sealedTag:
+            return "<sealed, \(payload.count) bytes>"
+        case .unknown(let tag, let payload) where tag == ArchiveFormat.localMarksTag && SensitivityRoom.markedKeys(payload) != nil:
+            return "<LOCAL keys: " + (SensitivityRoom.markedKeys(payload) ?? []).map { string($0) }.joined(separator: ", ") + ">"
         case .unknown(let tag, let payload):
             return "unknown (tag \(tag)) [\(payload.count)] = \(bytes(payload))"
         }

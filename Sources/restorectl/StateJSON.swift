@@ -12,7 +12,8 @@
 // (value = the target's path), object_array (v1.1: value = an array of the
 // targets' paths), int_array, string_array, record (value = a
 // nested list of entries), os_string (v1.2: a file name's bytes as text:
-// valid UTF-8 as is, other bytes as \xHH, a backslash as \\), unknown
+// valid UTF-8 as is, other bytes as \xHH, a backslash as \\), sealed
+// (v1.2: value = {"sealed": "<base64 of the sealed bytes>"}), unknown
 // (plus "tag": 12...15, value = payload hex; tag 11, as a 1.1 restorectl
 // printed an OS string, is read as the OS string).
 // Ints are exact int64 JSON numbers; doubles are the shortest text that reads
@@ -54,7 +55,7 @@ enum StateJSON {
     static func entries(_ entries: [ArchiveEntry], _ paths: [String]) -> JSON {
         .array(entries.map { e in
             var members: [(String, JSON)] = [("key", .string(e.key)), ("type", .string(typeName(e.value)))]
-            if case .unknown(let tag, _) = e.value { members.append(("tag", .int(Int64(tag)))) }
+            if case .unknown(let tag, _) = e.value, tag != ArchiveFormat.sealedTag { members.append(("tag", .int(Int64(tag)))) }
             members.append(("value", value(e.value, paths)))
             return .object(members)
         })
@@ -73,11 +74,12 @@ enum StateJSON {
         case .intArray: return "int_array"
         case .stringArray: return "string_array"
         case .record: return "record"
+        case .unknown(let tag, _) where tag == ArchiveFormat.sealedTag: return "sealed"
         case .unknown: return "unknown"
         }
     }
 
-    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "object_array", "int_array", "string_array", "record", "os_string", "unknown"]
+    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "object_array", "int_array", "string_array", "record", "os_string", "sealed", "unknown"]
 
     static func value(_ v: ArchiveValue, _ paths: [String]) -> JSON {
         switch v {
@@ -93,6 +95,8 @@ enum StateJSON {
         case .intArray(let a): return .array(a.map { .int($0) })
         case .stringArray(let a): return .array(a.map { .string($0) })
         case .record(let sub): return entries(sub, paths)
+        case .unknown(let tag, let payload) where tag == ArchiveFormat.sealedTag:
+            return .object([("sealed", .string(Text.base64(payload)))])
         case .unknown(_, let payload): return .string(Text.hex(payload))
         }
     }
@@ -326,6 +330,11 @@ enum StateJSON {
                 strings.reserveCapacity(a.count)
                 for (n, e) in a.enumerated() { strings.append(try string(e, vp.index(n))) }
                 v = .stringArray(strings)
+            case "sealed":
+                guard case .object = value, let sv = value["sealed"] else { throw fail(vp, "expected {\"sealed\": \"<base64>\"}, found \(value.kindName)") }
+                guard case .string(let b64) = sv, let b = Text.unbase64(b64) else { throw fail(vp.member("sealed"), "expected the sealed bytes in base64") }
+                guard b.count >= ArchiveFormat.sealedOverhead else { throw fail(vp.member("sealed"), "\(b.count) bytes are too few for a sealed value (at least \(ArchiveFormat.sealedOverhead))") }
+                v = .unknown(tag: ArchiveFormat.sealedTag, payload: b)
             case "record":
                 if depth + 1 > ArchiveLimits.maxRecordDepth {
                     throw fail(vp, "nested records deeper than \(ArchiveLimits.maxRecordDepth)", code: Exit.limit)
@@ -341,7 +350,7 @@ enum StateJSON {
                     if payload.contains(0) { throw fail(vp, "an OS string (tag 11) holds any bytes but NUL") }
                     v = .osString(payload)
                 } else {
-                    guard ValueTag.isFuture(rawTag: UInt8(clamping: tag)) && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (12...15)") }
+                    guard ValueTag.isOpaque(rawTag: UInt8(clamping: tag)) && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (12...15)") }
                     v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
                 }
             }

@@ -256,4 +256,60 @@ enum Text {
         }
         return Double(s)
     }
+
+    private static let base64Digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Standard base64 with padding (RFC 4648).
+    static func base64(_ bytes: [UInt8]) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            var v = UInt32(bytes[i]) << 16
+            if n > 1 { v |= UInt32(bytes[i + 1]) << 8 }
+            if n > 2 { v |= UInt32(bytes[i + 2]) }
+            out.append(base64Digits[Int((v >> 18) & 63)])
+            out.append(base64Digits[Int((v >> 12) & 63)])
+            out.append(n > 1 ? base64Digits[Int((v >> 6) & 63)] : UInt8(ascii: "="))
+            out.append(n > 2 ? base64Digits[Int(v & 63)] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Bytes of standard padded base64; nil for anything else.
+    static func unbase64(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 4 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 4 * 3)
+        func digit(_ c: UInt8) -> UInt32? {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt32(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt32(c - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(c - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"): return 62
+            case UInt8(ascii: "/"): return 63
+            default: return nil
+            }
+        }
+        var i = 0
+        while i < u.count {
+            let last = i + 4 == u.count
+            let pad = last ? (u[i + 3] == UInt8(ascii: "=") ? (u[i + 2] == UInt8(ascii: "=") ? 2 : 1) : 0) : 0
+            var v: UInt32 = 0
+            for j in 0..<4 {
+                let c = u[i + j]
+                if j >= 4 - pad { v <<= 6; continue }
+                guard let d = digit(c) else { return nil }
+                v = v << 6 | d
+            }
+            out.append(UInt8(truncatingIfNeeded: v >> 16))
+            if pad < 2 { out.append(UInt8(truncatingIfNeeded: v >> 8)) }
+            if pad < 1 { out.append(UInt8(truncatingIfNeeded: v)) }
+            i += 4
+        }
+        return out
+    }
 }

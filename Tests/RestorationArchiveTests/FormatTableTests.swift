@@ -32,6 +32,13 @@ final class FormatTableTests: XCTestCase {
         // v1.2's OS strings (tag 11) too: a 1.1 reader skips them.
         XCTAssertTrue(PayloadShape.osText.isLengthPrefixed)
         XCTAssertEqual(ValueTag.osString.rawValue, 11)
+        // v1.2's sealed values (tag 12) too; they have no ValueTag (an engine
+        // opens them before any decode) and are kept as opaque payloads.
+        XCTAssertEqual(PayloadShape.of(rawTag: 12), .sealed)
+        XCTAssertTrue(PayloadShape.sealed.isLengthPrefixed)
+        XCTAssertNil(ValueTag(rawValue: 12))
+        XCTAssertTrue(ValueTag.isOpaque(rawTag: 12))
+        XCTAssertFalse(ValueTag.isFuture(rawTag: 12))
     }
 
     func testDocumentRawTagsAgreeWithTheTable() {

@@ -42,11 +42,11 @@ final class OSStringFormatTests: XCTestCase {
     func testOlderReadersSkipIt() throws {
         var bytes = try archive(.osString(fileName))
         let at = try XCTUnwrap(bytes.firstRange(of: [0x0B, 4] + fileName)).lowerBound
-        bytes[at] = 0x0C                                               // tag 12: still unknown here
+        bytes[at] = 0x0E                                               // tag 14: still unknown here
         fixChecksum(&bytes)
         let reader = try XCTUnwrap(accept(bytes))
         let doc = ArchiveDocument(reader: reader)
-        XCTAssertEqual(doc.objects[0].entries[0].value, .unknown(tag: 12, payload: fileName))
+        XCTAssertEqual(doc.objects[0].entries[0].value, .unknown(tag: 14, payload: fileName))
         XCTAssertEqual(doc.objects[0].entries[1].value, .int(1))
     }
 

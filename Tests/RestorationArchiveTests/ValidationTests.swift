@@ -376,22 +376,38 @@ final class ValidationTests: XCTestCase {
     }
 
     func testUnknownTagsAreSkippedAndReported() throws {
-        let f = field(0, 2, [2]) + field(1, 12, lenPrefixed([1, 2, 3, 0xFF])) + field(2, 15, [0]) + field(3, 4, lenPrefixed("ok"))
+        let f = field(0, 2, [2]) + field(1, 14, lenPrefixed([1, 2, 3, 0xFF])) + field(2, 15, [0]) + field(3, 4, lenPrefixed("ok"))
         let r = try XCTUnwrap(accept(RawArchive(keys: ["a", "future", "empty", "b"], names: ["x"], records: [record(ident: 0, fields: f)]).bytes))
         var tags: [UInt8] = []
         r.forEachField(in: r.fields(ofRecord: 0)) { tags.append($0.rawTag) }
-        XCTAssertEqual(tags, [2, 12, 15, 4])
+        XCTAssertEqual(tags, [2, 14, 15, 4])
         let u = try XCTUnwrap(r.field(0, "future"))
         XCTAssertNil(u.tag)
         XCTAssertEqual(Array(r.bytes(u)), [1, 2, 3, 0xFF])
         XCTAssertEqual(r.text(try XCTUnwrap(r.field(0, "b"))), "ok")
         let doc = ArchiveDocument(reader: r)
-        XCTAssertEqual(doc.objects[0].entries[1].value, .unknown(tag: 12, payload: [1, 2, 3, 0xFF]))
+        XCTAssertEqual(doc.objects[0].entries[1].value, .unknown(tag: 14, payload: [1, 2, 3, 0xFF]))
         XCTAssertEqual(doc.objects[0].entries[2].value, .unknown(tag: 15, payload: []))
         XCTAssertEqual(try ArchiveDocument(bytes: try doc.encode()), doc)
         // An unknown tag whose length runs past the record.
         expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 14, [9, 1]))]).bytes,
                       "corrupt", "value length 9")
+    }
+
+    /// v1.2: tag 12 is a sealed value: inner tag + 24-byte nonce + at least
+    /// the 16-byte authentication tag; counted; kept by the document as is.
+    func testSealedValuesAreCheckedAndCounted() throws {
+        let good = [UInt8]([4]) + [UInt8](repeating: 0xA5, count: 24 + 16 + 3)
+        let f = field(0, 12, lenPrefixed(good)) + field(1, 4, lenPrefixed("ok"))
+        let r = try XCTUnwrap(accept(RawArchive(keys: ["token", "b"], names: ["x"], records: [record(ident: 0, fields: f)]).bytes))
+        XCTAssertEqual(r.sealedValueCount, 1)
+        XCTAssertEqual(ArchiveDocument(reader: r).objects[0].entries[0].value, .unknown(tag: 12, payload: good))
+        expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 12, lenPrefixed([UInt8](repeating: 0, count: 40))))]).bytes,
+                      "corrupt", "shorter than its 41-byte")
+        expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 12, lenPrefixed([9] + [UInt8](repeating: 0, count: 40))))]).bytes,
+                      "corrupt", "cannot be sealed")
+        expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 12, lenPrefixed([6] + [UInt8](repeating: 0, count: 40))))]).bytes,
+                      "corrupt", "cannot be sealed")
     }
 
     // MARK: - Limits

@@ -45,10 +45,11 @@ check() {
 # expect WHAT CONDITION...: a failing condition names itself.
 expect() { local what=$1; shift; if ! "$@"; then echo "expected: $what"; return 1; fi; }
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-# Libraries a program on a machine with only the C runtime and libffi has.
+# Libraries a program on a machine with only the C runtime, libffi and
+# libsodium (sealed values) has.
 system_only() {
     local bad
-    bad=$(needed "$1" | grep -vE '^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libffi\.so\.[0-9]+|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1)$' || true)
+    bad=$(needed "$1" | grep -vE '^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libffi\.so\.[0-9]+|libsodium\.so\.23|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1)$' || true)
     [ -z "$bad" ] || { echo "$1 needs: $bad"; return 1; }
     if readelf -d "$1" | grep -E '(RUNPATH|RPATH)' | grep -q "$TOOLCHAIN"; then
         echo "$1 has a RUNPATH into the toolchain: $(readelf -d "$1" | grep -E 'RUNPATH|RPATH')"; return 1
@@ -135,7 +136,7 @@ t_needed() {
     system_only "$PREFIX/bin/restorectl"
     needed "$PREFIX/lib/librestoration.so.$VERSION" | tr '\n' ' '; echo
 }
-check "librestoration and restorectl need only libc, libm, libstdc++, libgcc_s, libffi" t_needed
+check "librestoration and restorectl need only libc, libm, libstdc++, libgcc_s, libffi, libsodium" t_needed
 
 t_exports() {
     local lib=$PREFIX/lib/librestoration.so.$VERSION others declared missing
