@@ -1,0 +1,594 @@
+/* restoration-qt: a Qt 6 widget tree saved and restored through
+ * librestoration's C API. One Node per tracked widget (the registered
+ * object's instance); one EngineState per engine (the notifier, the event
+ * filter, the "restoring" guard). No moc: functor connections and a plain
+ * eventFilter override. See restoration-qt.h and docs/QT.md. */
+#include "restoration-qt.h"
+
+#include <QAbstractButton>
+#include <QAbstractItemView>
+#include <QAbstractScrollArea>
+#include <QAbstractSlider>
+#include <QApplication>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QEvent>
+#include <QHash>
+#include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QScrollBar>
+#include <QSet>
+#include <QSocketNotifier>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QTextCursor>
+#include <QTextEdit>
+#include <QTimer>
+
+#include <csignal>
+#include <vector>
+
+/* Sensitive values are a 1.2 addition: the symbol may be missing from an
+ * older librestoration.so.1, so it is referenced weakly and called when
+ * present. A password field's text is never encoded either way. */
+#pragma weak rst_coder_set_sensitivity
+
+namespace {
+
+const char kSkipProperty[] = "_restoration_qt_skip";
+const char kRoleProperty[] = "_restoration_qt_identity_role";
+
+struct EngineState;
+
+struct Node {
+    EngineState *state = nullptr;
+    QPointer<QWidget> widget;
+    QString name;                       // for messages
+    rst_object *object = nullptr;
+    std::vector<QMetaObject::Connection> connections;
+    // Scroll positions restored before the widget could take them.
+    bool scrollPending = false;
+    bool hasH = false, hasV = false;
+    int h = 0, v = 0;
+    bool hasTop = false;
+    QString top;
+    QByteArray lastGeometry;            // windows: what was last saved or restored
+};
+
+class Filter : public QObject {
+public:
+    explicit Filter(EngineState *s) : state(s) {}
+    bool eventFilter(QObject *watched, QEvent *event) override;
+    EngineState *state;
+};
+
+struct EngineState {
+    rst_engine *engine = nullptr;
+    QSocketNotifier *notifier = nullptr;
+    Filter *filter = nullptr;
+    bool restoring = false;
+    bool finishing = false;
+    QHash<QWidget *, Node *> nodes;
+    QSet<QWidget *> closing;            // windows closed: their teardown is not a change
+};
+
+QHash<rst_engine *, EngineState *> &engines() {
+    static QHash<rst_engine *, EngineState *> all;
+    return all;
+}
+
+EngineState *stateFor(rst_engine *e, bool create) {
+    EngineState *s = engines().value(e);
+    if (!s && create) {
+        s = new EngineState;
+        s->engine = e;
+        s->filter = new Filter(s);
+        engines().insert(e, s);
+    }
+    return s;
+}
+
+struct RestoringGuard {
+    explicit RestoringGuard(EngineState *s) : s(s), was(s->restoring) { s->restoring = true; }
+    ~RestoringGuard() { s->restoring = was; }
+    EngineState *s;
+    bool was;
+};
+
+QByteArray utf8(const QString &s) { return s.toUtf8(); }
+
+void warn(const Node *n, const char *what, rst_status st) {
+    qWarning("restoration-qt: %s '%s': %s: %s", what, qPrintable(n->name), rst_status_name(st), rst_last_error());
+}
+
+/* ---- what changes mark the engine dirty ---- */
+
+void changed(Node *n) {
+    EngineState *s = n->state;
+    if (s->restoring || s->finishing || !n->widget) return;
+    if (s->closing.contains(n->widget->window())) return;
+    rst_status st = rst_mark_dirty(s->engine, n->object);
+    if (st != RST_OK) warn(n, "mark dirty", st);
+}
+
+/* ---- item views: rows by identity ---- */
+
+int identityRole(const QAbstractItemView *v) {
+    QVariant r = v->property(kRoleProperty);
+    return r.isValid() ? r.toInt() : int(Qt::DisplayRole);
+}
+
+QString identityOf(const QAbstractItemView *v, int row) {
+    QAbstractItemModel *m = v->model();
+    return m->data(m->index(row, 0, v->rootIndex()), identityRole(v)).toString();
+}
+
+int findRow(const QAbstractItemView *v, const QString &id) {
+    QAbstractItemModel *m = v->model();
+    if (!m) return -1;
+    const int rows = m->rowCount(v->rootIndex());
+    for (int r = 0; r < rows; r++)
+        if (identityOf(v, r) == id) return r;
+    return -1;
+}
+
+QString topIdentity(const QAbstractItemView *v) {
+    QModelIndex i = v->indexAt(QPoint(0, 0));
+    if (!i.isValid() || !v->model() || i.parent() != v->rootIndex()) return QString();
+    return identityOf(v, i.row());
+}
+
+/* ---- scroll positions, applied once shown and laid out ---- */
+
+void applyScroll(Node *n, bool force) {
+    auto *area = qobject_cast<QAbstractScrollArea *>(n->widget.data());
+    if (!area || !n->scrollPending || !area->isVisible()) return;
+    QScrollBar *hb = area->horizontalScrollBar(), *vb = area->verticalScrollBar();
+    bool fits = (!n->hasH || hb->maximum() >= n->h) && (!n->hasV || vb->maximum() >= n->v);
+    if (!fits && !force) return;
+    RestoringGuard g(n->state);
+    if (n->hasH) hb->setValue(n->h);
+    if (n->hasV) vb->setValue(n->v);
+    auto *view = qobject_cast<QAbstractItemView *>(area);
+    if (view && n->hasTop && view->model() && topIdentity(view) != n->top) {
+        int row = findRow(view, n->top);       // the model changed order: the same item at the top
+        if (row >= 0) view->scrollTo(view->model()->index(row, 0, view->rootIndex()), QAbstractItemView::PositionAtTop);
+    }
+    n->scrollPending = false;
+}
+
+bool Filter::eventFilter(QObject *watched, QEvent *event) {
+    auto *w = qobject_cast<QWidget *>(watched);
+    Node *n = w ? state->nodes.value(w) : nullptr;
+    if (!n) return false;
+    switch (event->type()) {
+    case QEvent::Close:
+        if (w->isWindow() && !state->finishing) {
+            // Before the window (WA_DeleteOnClose) and its widgets are gone.
+            rst_status st = rst_flush(state->engine);
+            if (st != RST_OK) warn(n, "save when closing", st);
+            state->closing.insert(w);
+        }
+        break;
+    case QEvent::Show:
+        if (w->isWindow()) {
+            state->closing.remove(w);
+            QPointer<QWidget> p(w);
+            QTimer::singleShot(0, w, [this, p] {
+                if (Node *m = p ? state->nodes.value(p) : nullptr) m->lastGeometry = p->saveGeometry();
+            });
+        }
+        if (n->scrollPending) {
+            applyScroll(n, false);
+            QPointer<QWidget> p(w);
+            // A view whose content stays shorter than the saved offset: as far as it goes.
+            QTimer::singleShot(500, w, [this, p] {
+                if (Node *m = p ? state->nodes.value(p) : nullptr) applyScroll(m, true);
+            });
+        }
+        break;
+    case QEvent::Resize:
+    case QEvent::Move:
+        if (w->isWindow() && w->isVisible() && !n->lastGeometry.isEmpty() && w->saveGeometry() != n->lastGeometry)
+            changed(n);
+        break;
+    default:
+        break;
+    }
+    return false;
+}
+
+/* ---- encode ---- */
+
+void encodeBytes(rst_coder *c, const char *key, const QByteArray &b) {
+    rst_encode_bytes(c, key, b.constData(), size_t(b.size()));
+}
+void encodeString(rst_coder *c, const char *key, const QString &s) {
+    rst_encode_string(c, key, utf8(s).constData());
+}
+
+void encodeScroll(Node *n, QAbstractScrollArea *area, rst_coder *c) {
+    rst_encode_int(c, "hscroll", n->scrollPending && n->hasH ? n->h : area->horizontalScrollBar()->value());
+    rst_encode_int(c, "vscroll", n->scrollPending && n->hasV ? n->v : area->verticalScrollBar()->value());
+    auto *view = qobject_cast<QAbstractItemView *>(area);
+    if (!view || !view->model()) return;
+    QString top = n->scrollPending && n->hasTop ? n->top : topIdentity(view);
+    if (!top.isEmpty()) encodeString(c, "top", top);
+    QModelIndex cur = view->currentIndex();
+    if (cur.isValid() && cur.parent() == view->rootIndex()) encodeString(c, "current", identityOf(view, cur.row()));
+    if (QItemSelectionModel *sm = view->selectionModel()) {
+        QList<int> rows;
+        for (const QModelIndex &i : sm->selectedIndexes())
+            if (i.parent() == view->rootIndex() && !rows.contains(i.row())) rows.append(i.row());
+        std::sort(rows.begin(), rows.end());
+        std::vector<QByteArray> ids;
+        for (int r : rows) ids.push_back(utf8(identityOf(view, r)));
+        std::vector<const char *> ptrs;
+        for (const QByteArray &b : ids) ptrs.push_back(b.constData());
+        rst_encode_string_array(c, "selected", ptrs.data(), ptrs.size());
+    }
+}
+
+void encodeNode(void *instance, rst_coder *c) {
+    auto *n = static_cast<Node *>(instance);
+    QWidget *w = n->widget;
+    if (!w) return;
+    if (w->isWindow()) {
+        n->lastGeometry = w->saveGeometry();
+        encodeBytes(c, "geometry", n->lastGeometry);
+        if (auto *mw = qobject_cast<QMainWindow *>(w)) encodeBytes(c, "state", mw->saveState());
+    }
+    if (auto *sp = qobject_cast<QSplitter *>(w)) {
+        encodeBytes(c, "state", sp->saveState());
+    } else if (auto *tw = qobject_cast<QTabWidget *>(w)) {
+        rst_encode_int(c, "index", tw->currentIndex());
+        if (tw->currentWidget() && !tw->currentWidget()->objectName().isEmpty())
+            encodeString(c, "page", tw->currentWidget()->objectName());
+    } else if (auto *sw = qobject_cast<QStackedWidget *>(w)) {
+        rst_encode_int(c, "index", sw->currentIndex());
+        if (sw->currentWidget() && !sw->currentWidget()->objectName().isEmpty())
+            encodeString(c, "page", sw->currentWidget()->objectName());
+    } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
+        if (le->echoMode() != QLineEdit::Normal) {
+            // A password: never written, whatever else the app encodes.
+            if (rst_coder_set_sensitivity) (void)rst_coder_set_sensitivity(c, "text", RST_SENSITIVITY_SECRET);
+        } else {
+            encodeString(c, "text", le->text());
+            rst_encode_int(c, "cursor", le->cursorPosition());
+        }
+    } else if (auto *pe = qobject_cast<QPlainTextEdit *>(w)) {
+        encodeString(c, "text", pe->toPlainText());
+        rst_encode_int(c, "cursor", pe->textCursor().position());
+    } else if (auto *te = qobject_cast<QTextEdit *>(w)) {
+        if (te->acceptRichText()) encodeString(c, "html", te->toHtml());
+        else encodeString(c, "text", te->toPlainText());
+        rst_encode_int(c, "cursor", te->textCursor().position());
+    } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
+        rst_encode_int(c, "index", cb->currentIndex());
+        encodeString(c, "text", cb->currentText());
+    } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
+        rst_encode_double(c, "value", ds->value());
+    } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
+        rst_encode_int(c, "value", sb->value());
+    } else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) {
+        rst_encode_int(c, "value", sl->value());
+    } else if (auto *bt = qobject_cast<QAbstractButton *>(w)) {
+        if (bt->isCheckable()) rst_encode_bool(c, "checked", bt->isChecked());
+    }
+    if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) encodeScroll(n, area, c);
+}
+
+/* ---- decode (inside restore(): change signals are ignored) ---- */
+
+bool decodeBytes(rst_coder *c, const char *key, QByteArray *out) {
+    const void *p = nullptr;
+    size_t len = 0;
+    if (rst_decode_bytes(c, key, &p, &len) != RST_OK) return false;
+    *out = QByteArray(static_cast<const char *>(p), qsizetype(len));
+    return true;
+}
+bool decodeString(rst_coder *c, const char *key, QString *out) {
+    const char *p = nullptr;
+    size_t len = 0;
+    if (rst_decode_string(c, key, &p, &len) != RST_OK) return false;
+    *out = QString::fromUtf8(p, qsizetype(len));
+    return true;
+}
+bool decodeInt(rst_coder *c, const char *key, int *out) {
+    int64_t v = 0;
+    if (rst_decode_int(c, key, &v) != RST_OK || v < INT_MIN || v > INT_MAX) return false;
+    *out = int(v);
+    return true;
+}
+
+void setPage(QWidget *container, int count, QWidget *(*at)(QWidget *, int), void (*select)(QWidget *, int), rst_coder *c) {
+    QString page;
+    int index = -1;
+    if (decodeString(c, "page", &page))
+        for (int i = 0; i < count; i++)
+            if (at(container, i) && at(container, i)->objectName() == page) index = i;
+    int saved = -1;
+    if (index < 0 && decodeInt(c, "index", &saved) && saved >= 0 && saved < count) index = saved;
+    if (index >= 0) select(container, index);
+}
+
+void decodeView(Node *n, QAbstractItemView *view, rst_coder *c) {
+    QAbstractItemModel *m = view->model();
+    QItemSelectionModel *sm = view->selectionModel();
+    if (!m || !sm) return;
+    QString cur;
+    if (decodeString(c, "current", &cur)) {
+        int row = findRow(view, cur);
+        if (row >= 0) sm->setCurrentIndex(m->index(row, 0, view->rootIndex()), QItemSelectionModel::NoUpdate);
+    }
+    if (rst_coder_value_type(c, "selected") == RST_TYPE_STRING_ARRAY) {
+        size_t count = 0;
+        const char *s = nullptr;
+        (void)rst_decode_string_array(c, "selected", 0, &s, nullptr, &count);   // the count, also when empty
+        QItemSelection sel;
+        const int lastColumn = qMax(0, m->columnCount(view->rootIndex()) - 1);
+        for (size_t i = 0; i < count; i++) {
+            size_t len = 0;
+            if (rst_decode_string_array(c, "selected", i, &s, &len, nullptr) != RST_OK) continue;
+            int row = findRow(view, QString::fromUtf8(s, qsizetype(len)));
+            if (row >= 0) sel.select(m->index(row, 0, view->rootIndex()), m->index(row, lastColumn, view->rootIndex()));
+        }
+        sm->select(sel, QItemSelectionModel::ClearAndSelect);
+    }
+    n->hasTop = decodeString(c, "top", &n->top);
+}
+
+void decodeNode(void *instance, rst_coder *c) {
+    auto *n = static_cast<Node *>(instance);
+    QWidget *w = n->widget;
+    if (!w) return;
+    RestoringGuard g(n->state);
+    QByteArray b;
+    if (w->isWindow() && decodeBytes(c, "geometry", &b)) {
+        w->restoreGeometry(b);
+        n->lastGeometry = w->saveGeometry();
+    }
+    if (auto *mw = qobject_cast<QMainWindow *>(w)) {
+        if (decodeBytes(c, "state", &b)) mw->restoreState(b);
+    } else if (auto *sp = qobject_cast<QSplitter *>(w)) {
+        if (decodeBytes(c, "state", &b)) sp->restoreState(b);
+    } else if (auto *tw = qobject_cast<QTabWidget *>(w)) {
+        setPage(tw, tw->count(), [](QWidget *x, int i) { return static_cast<QTabWidget *>(x)->widget(i); },
+                [](QWidget *x, int i) { static_cast<QTabWidget *>(x)->setCurrentIndex(i); }, c);
+    } else if (auto *sw = qobject_cast<QStackedWidget *>(w)) {
+        setPage(sw, sw->count(), [](QWidget *x, int i) { return static_cast<QStackedWidget *>(x)->widget(i); },
+                [](QWidget *x, int i) { static_cast<QStackedWidget *>(x)->setCurrentIndex(i); }, c);
+    } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
+        QString text;
+        int cursor = 0;
+        if (le->echoMode() == QLineEdit::Normal && decodeString(c, "text", &text)) {
+            le->setText(text);
+            if (decodeInt(c, "cursor", &cursor)) le->setCursorPosition(qBound(0, cursor, int(text.size())));
+        }
+    } else if (qobject_cast<QPlainTextEdit *>(w) || qobject_cast<QTextEdit *>(w)) {
+        auto *pe = qobject_cast<QPlainTextEdit *>(w);
+        auto *te = qobject_cast<QTextEdit *>(w);
+        QString text;
+        if (te && decodeString(c, "html", &text)) te->setHtml(text);
+        else if (decodeString(c, "text", &text)) { if (pe) pe->setPlainText(text); else te->setPlainText(text); }
+        int cursor = 0;
+        if (decodeInt(c, "cursor", &cursor)) {
+            QTextCursor tc = pe ? pe->textCursor() : te->textCursor();
+            const int end = (pe ? pe->document() : te->document())->characterCount() - 1;
+            tc.setPosition(qBound(0, cursor, qMax(0, end)));
+            if (pe) pe->setTextCursor(tc); else te->setTextCursor(tc);
+        }
+    } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
+        int index = -1;
+        QString text;
+        bool hasText = decodeString(c, "text", &text);
+        if (decodeInt(c, "index", &index) && index >= -1 && index < cb->count()) {
+            if (!cb->isEditable() && hasText && cb->findText(text) >= 0) index = cb->findText(text);
+            cb->setCurrentIndex(index);
+        }
+        if (cb->isEditable() && hasText) cb->setEditText(text);
+    } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
+        double v = 0;
+        if (rst_decode_double(c, "value", &v) == RST_OK) ds->setValue(v);
+    } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
+        int v = 0;
+        if (decodeInt(c, "value", &v)) sb->setValue(v);
+    } else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) {
+        int v = 0;
+        if (decodeInt(c, "value", &v)) sl->setValue(v);
+    } else if (auto *bt = qobject_cast<QAbstractButton *>(w)) {
+        bool v = false;
+        if (bt->isCheckable() && rst_decode_bool(c, "checked", &v) == RST_OK) bt->setChecked(v);
+    }
+    if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) {
+        n->hasH = decodeInt(c, "hscroll", &n->h);
+        n->hasV = decodeInt(c, "vscroll", &n->v);
+        if (auto *view = qobject_cast<QAbstractItemView *>(area)) decodeView(n, view, c);
+        n->scrollPending = n->hasH || n->hasV || n->hasTop;
+        if (area->isVisible()) applyScroll(n, false);   // restored after the first show: now if it fits
+    }
+}
+
+void releaseNode(void *instance) {
+    auto *n = static_cast<Node *>(instance);
+    for (auto &conn : n->connections) QObject::disconnect(conn);
+    if (n->widget) n->widget->removeEventFilter(n->state->filter);
+    if (n->state->nodes.value(n->widget.data()) == n) n->state->nodes.remove(n->widget.data());
+    // A destroyed widget: its QPointer is null; find it by value.
+    for (auto it = n->state->nodes.begin(); it != n->state->nodes.end();) {
+        if (it.value() == n) it = n->state->nodes.erase(it); else ++it;
+    }
+    delete n;
+}
+
+const rst_object_callbacks kCallbacks = { encodeNode, decodeNode, nullptr, releaseNode };
+
+/* ---- tracking ---- */
+
+void connectChanges(Node *n) {
+    QWidget *w = n->widget;
+    auto on = [n] { changed(n); };
+    auto &cs = n->connections;
+    if (w->isWindow()) w->installEventFilter(n->state->filter);
+    if (auto *sp = qobject_cast<QSplitter *>(w)) cs.push_back(QObject::connect(sp, &QSplitter::splitterMoved, w, on));
+    else if (auto *tw = qobject_cast<QTabWidget *>(w)) cs.push_back(QObject::connect(tw, &QTabWidget::currentChanged, w, on));
+    else if (auto *sw = qobject_cast<QStackedWidget *>(w)) cs.push_back(QObject::connect(sw, &QStackedWidget::currentChanged, w, on));
+    else if (auto *le = qobject_cast<QLineEdit *>(w)) {
+        cs.push_back(QObject::connect(le, &QLineEdit::textChanged, w, on));
+        cs.push_back(QObject::connect(le, &QLineEdit::cursorPositionChanged, w, on));
+    } else if (auto *pe = qobject_cast<QPlainTextEdit *>(w)) {
+        cs.push_back(QObject::connect(pe, &QPlainTextEdit::textChanged, w, on));
+        cs.push_back(QObject::connect(pe, &QPlainTextEdit::cursorPositionChanged, w, on));
+    } else if (auto *te = qobject_cast<QTextEdit *>(w)) {
+        cs.push_back(QObject::connect(te, &QTextEdit::textChanged, w, on));
+        cs.push_back(QObject::connect(te, &QTextEdit::cursorPositionChanged, w, on));
+    } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
+        cs.push_back(QObject::connect(cb, &QComboBox::currentIndexChanged, w, on));
+        cs.push_back(QObject::connect(cb, &QComboBox::editTextChanged, w, on));
+    } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) cs.push_back(QObject::connect(ds, &QDoubleSpinBox::valueChanged, w, on));
+    else if (auto *sb = qobject_cast<QSpinBox *>(w)) cs.push_back(QObject::connect(sb, &QSpinBox::valueChanged, w, on));
+    else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) cs.push_back(QObject::connect(sl, &QAbstractSlider::valueChanged, w, on));
+    else if (auto *bt = qobject_cast<QAbstractButton *>(w)) cs.push_back(QObject::connect(bt, &QAbstractButton::toggled, w, on));
+    if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) {
+        w->installEventFilter(n->state->filter);    // Show: the pending scroll
+        for (QScrollBar *bar : { area->horizontalScrollBar(), area->verticalScrollBar() }) {
+            cs.push_back(QObject::connect(bar, &QScrollBar::valueChanged, w, [n] {
+                if (!n->scrollPending) changed(n);
+            }));
+            cs.push_back(QObject::connect(bar, &QScrollBar::rangeChanged, w, [n] { applyScroll(n, false); }));
+        }
+        if (auto *view = qobject_cast<QAbstractItemView *>(w)) {
+            if (QItemSelectionModel *sm = view->selectionModel()) {
+                cs.push_back(QObject::connect(sm, &QItemSelectionModel::currentChanged, w, on));
+                cs.push_back(QObject::connect(sm, &QItemSelectionModel::selectionChanged, w, on));
+            }
+        }
+    }
+    EngineState *s = n->state;
+    rst_object *obj = n->object;
+    cs.push_back(QObject::connect(w, &QObject::destroyed, s->filter, [s, obj, w] {
+        s->closing.remove(w);
+        if (s->finishing) return;
+        rst_status st = rst_unregister_object(s->engine, obj);   // releaseNode frees the node
+        if (st != RST_OK) qWarning("restoration-qt: unregister a destroyed widget: %s: %s", rst_status_name(st), rst_last_error());
+    }));
+}
+
+bool skipped(const QWidget *w) { return w->property(kSkipProperty).toBool(); }
+
+void trackTree(EngineState *s, QWidget *w, rst_object *parent, bool isRoot, rst_status *first) {
+    if (skipped(w)) return;
+    rst_object *under = parent;
+    if (Node *existing = s->nodes.value(w)) {
+        under = existing->object;
+    } else {
+        QString name = w->objectName();
+        if (isRoot && name.isEmpty()) name = QString::fromLatin1(w->metaObject()->className());
+        if (!name.isEmpty() && !name.startsWith(QLatin1String("qt_"))) {
+            auto *n = new Node;
+            n->state = s;
+            n->widget = w;
+            n->name = name;
+            rst_status st = rst_register_object(s->engine, utf8(name).constData(), parent, nullptr, &kCallbacks, n, &n->object);
+            if (st != RST_OK) {
+                qWarning("restoration-qt: track widget '%s' (%s): %s: %s; it and its children are not saved",
+                         qPrintable(name), w->metaObject()->className(), rst_status_name(st), rst_last_error());
+                if (*first == RST_OK) *first = st;
+                delete n;
+                return;
+            }
+            s->nodes.insert(w, n);
+            connectChanges(n);
+            under = n->object;
+        }
+    }
+    for (QObject *child : w->children())
+        if (auto *cw = qobject_cast<QWidget *>(child)) trackTree(s, cw, under, false, first);
+}
+
+} // namespace
+
+namespace RestorationQt {
+
+rst_status attach(rst_engine *engine, bool saveOnSignals) {
+    if (!engine || !qApp) {
+        qWarning("restoration-qt: attach: %s", !engine ? "a NULL engine" : "no QApplication yet");
+        return RST_ERR_INVALID;
+    }
+    EngineState *s = stateFor(engine, true);
+    if (s->notifier) {
+        qWarning("restoration-qt: attach: this engine is already attached");
+        return RST_ERR_STATE;
+    }
+    s->notifier = new QSocketNotifier(rst_event_fd(engine), QSocketNotifier::Read);
+    QObject::connect(s->notifier, &QSocketNotifier::activated, s->filter, [engine] {
+        rst_status st = rst_dispatch(engine);    // autosave or signal save, on the GUI thread
+        if (st != RST_OK) qWarning("restoration-qt: autosave: %s: %s", rst_status_name(st), rst_last_error());
+    });
+    if (!saveOnSignals) return RST_OK;
+    const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+    rst_status st = rst_save_on_signals(engine, sigs, 3);
+    if (st != RST_OK) qWarning("restoration-qt: save on signals: %s: %s", rst_status_name(st), rst_last_error());
+    return st;
+}
+
+rst_status track(rst_engine *engine, QWidget *root) {
+    if (!engine || !root) {
+        qWarning("restoration-qt: track: a NULL %s", !engine ? "engine" : "root widget");
+        return RST_ERR_INVALID;
+    }
+    EngineState *s = stateFor(engine, true);
+    rst_object *parent = nullptr;
+    for (QWidget *a = root->parentWidget(); a && !parent; a = a->parentWidget())
+        if (Node *n = s->nodes.value(a)) parent = n->object;
+    rst_status first = RST_OK;
+    trackTree(s, root, parent, parent == nullptr, &first);
+    return first;
+}
+
+rst_status restore(rst_engine *engine) {
+    if (!engine) return RST_ERR_INVALID;
+    EngineState *s = stateFor(engine, true);
+    RestoringGuard g(s);
+    return rst_restore(engine);
+}
+
+void skip(QWidget *widget) {
+    if (!widget) return;
+    widget->setProperty(kSkipProperty, true);
+    for (EngineState *s : engines()) {
+        if (Node *n = s->nodes.value(widget)) {
+            rst_status st = rst_unregister_object(s->engine, n->object);
+            if (st != RST_OK) qWarning("restoration-qt: skip: %s: %s", rst_status_name(st), rst_last_error());
+        }
+    }
+}
+
+void setIdentityRole(QAbstractItemView *view, int role) {
+    if (view) view->setProperty(kRoleProperty, role);
+}
+
+rst_status finish(rst_engine *engine) {
+    if (!engine) return RST_OK;
+    rst_status st = rst_flush(engine);
+    if (st != RST_OK) qWarning("restoration-qt: save at exit: %s: %s", rst_status_name(st), rst_last_error());
+    EngineState *s = engines().take(engine);
+    if (s) {
+        s->finishing = true;
+        delete s->notifier;
+        s->notifier = nullptr;
+    }
+    rst_engine_destroy(engine);        // every node's release: connections and filters removed
+    if (s) {
+        delete s->filter;
+        delete s;
+    }
+    return st;
+}
+
+} // namespace RestorationQt
