@@ -143,23 +143,41 @@ QString topIdentity(const QAbstractItemView *v) {
     return identityOf(v, i.row());
 }
 
-/* ---- scroll positions, applied once shown and laid out ---- */
+/* ---- scroll positions, applied once shown and laid out ----
+ * A view scrolls by itself after it is shown (QAbstractItemView brings its
+ * current row into view as it handles its Show event; a layout changes the
+ * ranges), so the saved offsets are applied after the Show event, again
+ * whenever a range changes, and a last time kSettleMs after the show (as
+ * far as the range then goes); until then they stay pending: scroll bar
+ * moves are not changes, and a save writes the pending values. */
+const int kSettleMs = 300;
 
-void applyScroll(Node *n, bool force) {
+void applyScroll(Node *n, bool last) {
     auto *area = qobject_cast<QAbstractScrollArea *>(n->widget.data());
     if (!area || !n->scrollPending || !area->isVisible()) return;
     QScrollBar *hb = area->horizontalScrollBar(), *vb = area->verticalScrollBar();
     bool fits = (!n->hasH || hb->maximum() >= n->h) && (!n->hasV || vb->maximum() >= n->v);
-    if (!fits && !force) return;
-    RestoringGuard g(n->state);
-    if (n->hasH) hb->setValue(n->h);
-    if (n->hasV) vb->setValue(n->v);
-    auto *view = qobject_cast<QAbstractItemView *>(area);
-    if (view && n->hasTop && view->model() && topIdentity(view) != n->top) {
-        int row = findRow(view, n->top);       // the model changed order: the same item at the top
-        if (row >= 0) view->scrollTo(view->model()->index(row, 0, view->rootIndex()), QAbstractItemView::PositionAtTop);
+    if (fits || last) {
+        RestoringGuard g(n->state);
+        if (n->hasH) hb->setValue(n->h);
+        if (n->hasV) vb->setValue(n->v);
+        auto *view = qobject_cast<QAbstractItemView *>(area);
+        if (view && n->hasTop && view->model() && topIdentity(view) != n->top) {
+            int row = findRow(view, n->top);   // the model changed order: the same item at the top
+            if (row >= 0) view->scrollTo(view->model()->index(row, 0, view->rootIndex()), QAbstractItemView::PositionAtTop);
+        }
     }
-    n->scrollPending = false;
+    if (last) n->scrollPending = false;
+}
+
+void settleScroll(EngineState *s, QWidget *w) {
+    QPointer<QWidget> p(w);
+    QTimer::singleShot(0, w, [s, p] {
+        if (Node *m = p ? s->nodes.value(p) : nullptr) applyScroll(m, false);
+    });
+    QTimer::singleShot(kSettleMs, w, [s, p] {
+        if (Node *m = p ? s->nodes.value(p) : nullptr) applyScroll(m, true);
+    });
 }
 
 bool Filter::eventFilter(QObject *watched, QEvent *event) {
@@ -183,14 +201,7 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
                 if (Node *m = p ? state->nodes.value(p) : nullptr) m->lastGeometry = p->saveGeometry();
             });
         }
-        if (n->scrollPending) {
-            applyScroll(n, false);
-            QPointer<QWidget> p(w);
-            // A view whose content stays shorter than the saved offset: as far as it goes.
-            QTimer::singleShot(500, w, [this, p] {
-                if (Node *m = p ? state->nodes.value(p) : nullptr) applyScroll(m, true);
-            });
-        }
+        if (n->scrollPending) settleScroll(state, w);
         break;
     case QEvent::Resize:
     case QEvent::Move:
@@ -410,7 +421,7 @@ void decodeNode(void *instance, rst_coder *c) {
         n->hasV = decodeInt(c, "vscroll", &n->v);
         if (auto *view = qobject_cast<QAbstractItemView *>(area)) decodeView(n, view, c);
         n->scrollPending = n->hasH || n->hasV || n->hasTop;
-        if (area->isVisible()) applyScroll(n, false);   // restored after the first show: now if it fits
+        if (n->scrollPending && area->isVisible()) settleScroll(n->state, w);   // restored after the first show
     }
 }
 
