@@ -19,8 +19,8 @@
  *       written there right after the changes instead (no wait); close=1
  *       then closes the window at once.
  *   NOTES_DUMP=FILE   once restored, shown and laid out, writes the state
- *       shown (reason=…, width=…, top=… the row at the top of the list, …)
- *       to FILE, then waits for FILE.quit to exist and closes the window.
+ *       shown (reason=…, width=…, top=… the row at the top of the list, …,
+ *       dirty_at_start=0 when restoring and showing marked nothing) to FILE, then waits for FILE.quit to exist and closes the window.
  *   NOTES_REVERSE=1   the notes in reverse order (the selection and the top
  *       row must follow the note, not the row number).
  *   NOTES_AUTOSAVE_MS=N  the autosave delay (long: only a signal save or
@@ -232,14 +232,16 @@ static void applyTestChanges(const Notes &n, rst_engine *engine) {
 }
 
 static void dumpWhenLaidOut(const Notes &n, rst_engine *engine) {
+    // Restoring and showing changed nothing the user did: not dirty.
+    const bool dirty = rst_is_dirty(engine);
     // The tab as restored; then the notes page, so the list is shown and
     // its restored top row laid out, as when the user opens that tab.
     QString tab = n.tabs->currentWidget()->objectName();
     n.tabs->setCurrentWidget(n.split);
-    QTimer::singleShot(1000, n.window, [n, engine, tab] {
+    QTimer::singleShot(1000, n.window, [n, engine, tab, dirty] {
         const char *reason = rst_restore_reason_name(rst_last_restore_reason(engine));
         const QString path = qEnvironmentVariable("NOTES_DUMP");
-        writeFile(path, dump(n, reason, tab));
+        writeFile(path, dump(n, reason, tab) + QString("dirty_at_start=%1\n").arg(dirty));
         auto *wait = new QTimer(n.window);
         QObject::connect(wait, &QTimer::timeout, n.window, [n, path] {
             if (QFile::exists(path + ".quit")) n.window->close();
@@ -278,7 +280,7 @@ int main(int argc, char **argv) {
                                        : "First launch");
     n.window->show();
     if (qEnvironmentVariableIsSet("NOTES_SET")) QTimer::singleShot(300, n.window, [n, engine] { applyTestChanges(n, engine); });
-    if (qEnvironmentVariableIsSet("NOTES_DUMP")) QTimer::singleShot(300, n.window, [n, engine] { dumpWhenLaidOut(n, engine); });
+    if (qEnvironmentVariableIsSet("NOTES_DUMP")) QTimer::singleShot(800, n.window, [n, engine] { dumpWhenLaidOut(n, engine); });
     int status = app.exec();
     RestorationQt::finish(engine);                      // after the loop: save if needed, destroy
     return status;

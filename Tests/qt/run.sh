@@ -85,7 +85,7 @@ if grep -q hunter2 "$STATE/notes.rst"; then bad "the password is in the archive"
 
 # 2. Relaunch, the notes reversed: RECOVER, every widget back.
 rm -f "$WORK/dump" "$WORK/dump.quit"
-NOTES_DUMP="$WORK/dump" NOTES_REVERSE=1 "$WORK/notes" "$STATE" > "$WORK/run2.log" 2>&1 &
+NOTES_AUTOSAVE_MS=60000 NOTES_DUMP="$WORK/dump" NOTES_REVERSE=1 "$WORK/notes" "$STATE" > "$WORK/run2.log" 2>&1 &
 NPID=$!
 wait_file "$WORK/dump" || { bad "relaunch wrote no state: $(cat "$WORK/run2.log")"; finish; }
 shot "$SHOTS/qt-notes-restored.png"
@@ -94,6 +94,7 @@ touch "$WORK/dump.quit"; wait "$NPID"; rc=$?; NPID=
 expect() { if grep -qxF "$1" "$WORK/dump"; then ok "$1"; else bad "expected '$1' in: $(tr '\n' ' ' < "$WORK/dump")"; fi; }
 same() { local v; v=$(field "$1" "$WORK/ready"); expect "$1=$v"; }
 expect "reason=RST_REASON_RECOVER"
+expect "dirty_at_start=0"          # the signals of the restore itself are not changes
 for k in width height tab search select top editor cursor wrap theme; do same "$k"; done
 # The splitter: the same share for the list (the window laid out again may scale both panes).
 share() { field split "$1" | awk -F, '{ if ($1 + $2 > 0) printf "%.3f", $1 / ($1 + $2); else print "none" }'; }
@@ -112,12 +113,13 @@ grep -qx dirty "$WORK/ready" 2>/dev/null && ok "dirty before SIGTERM" || bad "no
 kill -TERM "$NPID"; wait "$NPID"; rc=$?; NPID=
 [ $rc -eq 143 ] && ok "ended by SIGTERM" || bad "exit status $rc after SIGTERM (expected 143): $(cat "$WORK/run3.log")"
 rm -f "$WORK/dump" "$WORK/dump.quit"
-NOTES_DUMP="$WORK/dump" "$WORK/notes" "$STATE" > "$WORK/run4.log" 2>&1 &
+NOTES_AUTOSAVE_MS=60000 NOTES_DUMP="$WORK/dump" "$WORK/notes" "$STATE" > "$WORK/run4.log" 2>&1 &
 NPID=$!
 wait_file "$WORK/dump" || { bad "relaunch after SIGTERM wrote no state: $(cat "$WORK/run4.log")"; finish; }
 shot "$SHOTS/qt-notes-sigterm.png"
 touch "$WORK/dump.quit"; wait "$NPID"; NPID=
 expect "reason=RST_REASON_RELAUNCH"
+expect "dirty_at_start=0"
 expect "search=after SIGTERM"
 expect "select=Note 120"
 
