@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Examples/qt-notes (restoration-qt) under Xvfb, as a user sees it:
+# restoration-qt under Xvfb: Tests/qt/widgets.cpp (every widget type, the
+# library's failures), then Examples/qt-notes as a user sees it:
 #  1. a session: type a search, click a note far down the list, scroll the
 #     list, drag the splitter, type in the editor, switch tab, untick a
 #     checkbox, pick a combo entry, type a password, resize the window; once
@@ -41,6 +42,9 @@ readelf -d "$WORK/qt/librestoration-qt.so.1" | grep -q 'SONAME.*\[librestoration
 g++ -std=c++17 -fPIC -Wall -Wextra -Werror -IInclude -IToolkits/qt $(pkg-config --cflags Qt6Widgets) \
   Examples/qt-notes/notes.cpp -o "$WORK/notes" -L"$WORK/qt" -lrestoration-qt -L"$BIN" -lrestoration \
   $(pkg-config --libs Qt6Widgets) -Wl,-rpath,"$WORK/qt" -Wl,-rpath,"$BIN" || { bad "compile Examples/qt-notes/notes.cpp"; finish; }
+g++ -std=c++17 -fPIC -Wall -Wextra -Werror -IInclude -IToolkits/qt $(pkg-config --cflags Qt6Widgets) \
+  Tests/qt/widgets.cpp -o "$WORK/widgets" -L"$WORK/qt" -lrestoration-qt -L"$BIN" -lrestoration \
+  $(pkg-config --libs Qt6Widgets) -Wl,-rpath,"$WORK/qt" -Wl,-rpath,"$BIN" || { bad "compile Tests/qt/widgets.cpp"; finish; }
 ok "compiled"
 # make install-qt, staged: the library, its links, header and restoration-qt.pc.
 DEST="$WORK/dest"
@@ -65,6 +69,11 @@ DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')"
 export DISPLAY QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR="$WORK/runtime" NO_AT_BRIDGE=1
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 STATE="$WORK/state"; mkdir -p "$STATE"
+
+# 0. Widget by widget (Tests/qt/widgets.cpp): each type saved and restored.
+mkdir -p "$WORK/widgets-state"
+if timeout 120 "$WORK/widgets" "$WORK/widgets-state" > "$WORK/widgets.log" 2>&1; then ok "$(grep '^widgets:' "$WORK/widgets.log")"
+else bad "Tests/qt/widgets.cpp: $(grep -v '^restoration-qt:' "$WORK/widgets.log")"; fi
 shot() { rm -f "$1"; if import -window root "$1" 2>"$WORK/import.log" && [ -s "$1" ]; then ok "screenshot $1"; else bad "screenshot $1: $(cat "$WORK/import.log")"; fi; }
 wait_file() { for _ in $(seq 1 300); do [ -f "$1" ] && return 0; sleep 0.1; done; return 1; }
 field() { sed -n "s/^$1=//p" "$2" | head -1; }

@@ -1,0 +1,265 @@
+/* restoration-qt, widget by widget (Tests/qt/run.sh runs it under Xvfb):
+ * every supported type marks the engine dirty when changed and comes back
+ * in a fresh tree; restoring marks nothing; skip(), setIdentityRole() (rows
+ * found again by a custom role in a reordered model, several selected),
+ * widgets tracked later, destroyed widgets, and the failures: NULL
+ * arguments, a second attach, two siblings with one name, a name with '/'.
+ *   widgets STATE_DIR     prints "widgets: N checks, M failed" */
+#include <restoration-qt.h>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QRadioButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTableWidget>
+#include <QTextEdit>
+#include <QVBoxLayout>
+
+#include <cstdio>
+
+static int checks, failures;
+#define CHECK(cond) do { checks++; if (!(cond)) { failures++; \
+    std::fprintf(stderr, "widgets.cpp:%d: FAILED: %s\n", __LINE__, #cond); } } while (0)
+
+static void settle(int ms) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+struct Tree {
+    QWidget *root;
+    QStackedWidget *stack;
+    QTextEdit *rich, *plain;
+    QSpinBox *spin;
+    QDoubleSpinBox *dspin;
+    QSlider *slider, *skippedLater;
+    QRadioButton *one, *two;
+    QCheckBox *check;
+    QComboBox *combo, *editable;
+    QLineEdit *inner, *skipped, *echoOnEdit, *dup1, *dup2, *slash;
+    QScrollArea *area;
+    QTableWidget *table;
+};
+
+static Tree build(bool reverse) {
+    Tree t;
+    t.root = new QWidget;
+    t.root->setObjectName("root");
+    t.root->resize(600, 500);
+    auto *box = new QVBoxLayout(t.root);
+    auto add = [box](auto *w, const char *name) { w->setObjectName(name); box->addWidget(w); return w; };
+    t.stack = add(new QStackedWidget, "stack");
+    for (const char *page : { "first", "second", "third" }) {
+        auto *p = new QWidget;
+        p->setObjectName(page);
+        t.stack->addWidget(p);
+    }
+    t.rich = add(new QTextEdit, "rich");
+    t.plain = add(new QTextEdit, "plain");
+    t.plain->setAcceptRichText(false);
+    t.spin = add(new QSpinBox, "spin");
+    t.spin->setRange(0, 1000);
+    t.dspin = add(new QDoubleSpinBox, "dspin");
+    t.dspin->setRange(0, 100);
+    t.dspin->setDecimals(3);
+    t.slider = add(new QSlider(Qt::Horizontal), "slider");
+    t.skippedLater = add(new QSlider(Qt::Horizontal), "skippedLater");
+    t.one = add(new QRadioButton("one"), "one");
+    t.two = add(new QRadioButton("two"), "two");
+    t.one->setChecked(true);
+    t.check = add(new QCheckBox("check"), "check");
+    t.combo = add(new QComboBox, "combo");
+    t.combo->addItems({ "alpha", "beta", "gamma" });
+    t.editable = add(new QComboBox, "editable");
+    t.editable->setEditable(true);
+    t.editable->addItems({ "x", "y" });
+    auto *unnamed = new QWidget;               // not registered: its children go under "root"
+    auto *ubox = new QVBoxLayout(unnamed);
+    t.inner = new QLineEdit;
+    t.inner->setObjectName("inner");
+    ubox->addWidget(t.inner);
+    box->addWidget(unnamed);
+    t.skipped = add(new QLineEdit, "skipped");
+    t.echoOnEdit = add(new QLineEdit, "echoOnEdit");
+    t.echoOnEdit->setEchoMode(QLineEdit::PasswordEchoOnEdit);
+    t.dup1 = add(new QLineEdit, "dup");
+    t.dup2 = add(new QLineEdit, "dup");
+    t.slash = add(new QLineEdit, "a/b");
+    t.area = add(new QScrollArea, "area");
+    auto *big = new QWidget;
+    big->setMinimumSize(2000, 2000);
+    t.area->setWidget(big);
+    t.table = add(new QTableWidget(100, 2), "table");
+    t.table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    t.table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    for (int r = 0; r < 100; r++) {
+        int id = reverse ? 99 - r : r;
+        auto *item = new QTableWidgetItem("same text");    // DisplayRole: no identity
+        item->setData(Qt::UserRole, QString("id-%1").arg(id));
+        t.table->setItem(r, 0, item);
+        t.table->setItem(r, 1, new QTableWidgetItem(QString::number(id)));
+    }
+    RestorationQt::setIdentityRole(t.table, Qt::UserRole);
+    return t;
+}
+
+static rst_engine *engineAt(const QByteArray &path) {
+    rst_engine_options o;
+    rst_engine_options_init(&o, RST_ENGINE_OPTIONS_VERSION);
+    o.archive_path = path.constData();
+    rst_engine *e = nullptr;
+    if (rst_engine_create(&o, &e) != RST_OK) std::fprintf(stderr, "widgets: %s\n", rst_last_error());
+    return e;
+}
+
+static int rowOf(QTableWidget *t, const QString &id) {
+    for (int r = 0; r < t->rowCount(); r++)
+        if (t->item(r, 0)->data(Qt::UserRole).toString() == id) return r;
+    return -1;
+}
+
+/* A change: the engine dirty; then saved, clean again. */
+#define CHANGED(e, what) do { CHECK(!rst_is_dirty(e)); what; CHECK(rst_is_dirty(e)); \
+    CHECK(rst_save(e) == RST_OK); CHECK(!rst_is_dirty(e)); } while (0)
+
+int main(int argc, char **argv) {
+    QApplication app(argc, argv);
+    if (argc < 2) { std::fprintf(stderr, "usage: widgets STATE_DIR\n"); return 2; }
+    const QByteArray path = QByteArray(argv[1]) + "/widgets.rst";
+    QFile::remove(QString::fromLocal8Bit(path));
+
+    // ---- session 1: track, change each widget, save ----
+    rst_engine *e = engineAt(path);
+    CHECK(e != nullptr);
+    CHECK(RestorationQt::attach(nullptr) == RST_ERR_INVALID);
+    CHECK(RestorationQt::attach(e, false) == RST_OK);
+    CHECK(RestorationQt::attach(e, false) == RST_ERR_STATE);
+    Tree a = build(false);
+    CHECK(RestorationQt::track(nullptr, a.root) == RST_ERR_INVALID);
+    CHECK(RestorationQt::track(e, nullptr) == RST_ERR_INVALID);
+    RestorationQt::skip(a.skipped);
+    rst_status st = RestorationQt::track(e, a.root);
+    CHECK(st == RST_ERR_DUPLICATE || st == RST_ERR_INVALID);   // the second "dup", "a/b": left out, the rest tracked
+    CHECK(rst_find_object(e, "root") != nullptr);
+    CHECK(rst_find_object(e, "root/inner") != nullptr);         // under the unnamed container
+    CHECK(rst_find_object(e, "root/dup") != nullptr);
+    CHECK(rst_find_object(e, "root/skipped") == nullptr);
+    CHECK(rst_find_object(e, "root/stack/second") != nullptr);
+    CHECK(rst_find_object(e, "root/spin") != nullptr);
+    CHECK(RestorationQt::restore(e) == RST_ERR_NOT_FOUND);
+    CHECK(!rst_is_dirty(e));
+    a.root->show();
+    settle(300);
+    CHECK(rst_save(e) == RST_OK);                              // whatever the first show did
+
+    CHANGED(e, a.stack->setCurrentIndex(2));
+    CHANGED(e, a.rich->setHtml("<b>bold</b> text"));
+    CHANGED(e, a.plain->setPlainText("plain\ntext"));
+    CHANGED(e, { QTextCursor c = a.plain->textCursor(); c.setPosition(3); a.plain->setTextCursor(c); });
+    CHANGED(e, a.spin->setValue(421));
+    CHANGED(e, a.dspin->setValue(12.345));
+    CHANGED(e, a.slider->setValue(77));
+    CHANGED(e, a.skippedLater->setValue(55));
+    CHANGED(e, a.two->setChecked(true));
+    CHANGED(e, a.check->setChecked(true));
+    CHANGED(e, a.combo->setCurrentIndex(2));
+    CHANGED(e, a.editable->setEditText("typed"));
+    CHANGED(e, a.inner->setText("inside"));
+    CHANGED(e, a.dup1->setText("first dup"));
+    CHANGED(e, a.echoOnEdit->setText("secret-echo"));
+    CHANGED(e, a.area->verticalScrollBar()->setValue(500));
+    CHANGED(e, a.area->horizontalScrollBar()->setValue(300));
+    CHANGED(e, a.table->selectRow(7));
+    CHANGED(e, { a.table->selectionModel()->select(a.table->model()->index(3, 0),
+                 QItemSelectionModel::Select | QItemSelectionModel::Rows); });
+    CHANGED(e, a.table->scrollToItem(a.table->item(40, 0), QAbstractItemView::PositionAtTop));
+    CHANGED(e, a.root->resize(640, a.root->height() + 20));
+    settle(100);
+    const QSize savedSize = a.root->size();
+    CHECK(savedSize.width() == 640);
+    a.skipped->setText("not saved");
+    CHECK(!rst_is_dirty(e));                                   // skipped: not watched
+    RestorationQt::skip(a.skippedLater);                       // after tracking: unregistered
+    CHECK(rst_find_object(e, "root/skippedLater") == nullptr);
+    a.skippedLater->setValue(66);
+    CHECK(!rst_is_dirty(e));
+    // A widget created later, tracked under its nearest tracked ancestor.
+    auto *late = new QLineEdit(a.root);
+    late->setObjectName("late");
+    CHECK(RestorationQt::track(e, late) == RST_OK);
+    CHECK(rst_find_object(e, "root/late") != nullptr);
+    CHANGED(e, late->setText("late text"));
+    delete late;                                               // destroyed: unregistered
+    CHECK(rst_find_object(e, "root/late") == nullptr);
+    const int topRow = a.table->indexAt(QPoint(0, 0)).row();
+    CHECK(topRow == 40);
+    CHECK(rst_save(e) == RST_OK);
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete a.root;
+    QFile f(QString::fromLocal8Bit(path));
+    CHECK(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    CHECK(!bytes.isEmpty());
+    CHECK(!bytes.contains("secret-echo"));                     // a non-Normal echo mode is never saved
+    CHECK(bytes.contains("first dup"));
+
+    // ---- session 2: a fresh tree (the table reversed), restored ----
+    e = engineAt(path);
+    CHECK(RestorationQt::attach(e, false) == RST_OK);
+    Tree b = build(true);
+    RestorationQt::skip(b.skipped);
+    RestorationQt::skip(b.skippedLater);
+    RestorationQt::track(e, b.root);
+    CHECK(RestorationQt::restore(e) == RST_OK);
+    CHECK(!rst_is_dirty(e));
+    b.root->show();
+    settle(800);
+    CHECK(!rst_is_dirty(e));                                   // restoring and showing: no change
+    CHECK(b.root->size() == savedSize);
+    CHECK(b.stack->currentIndex() == 2);
+    CHECK(b.rich->toPlainText() == "bold text" && b.rich->toHtml().contains("font-weight"));
+    CHECK(b.plain->toPlainText() == "plain\ntext");
+    CHECK(b.plain->textCursor().position() == 3);
+    CHECK(b.spin->value() == 421);
+    CHECK(b.dspin->value() == 12.345);
+    CHECK(b.slider->value() == 77);
+    CHECK(b.skippedLater->value() == 0);
+    CHECK(b.two->isChecked() && !b.one->isChecked());
+    CHECK(b.check->isChecked());
+    CHECK(b.combo->currentIndex() == 2);
+    CHECK(b.editable->currentText() == "typed");
+    CHECK(b.inner->text() == "inside");
+    CHECK(b.dup1->text() == "first dup");
+    CHECK(b.dup2->text().isEmpty());
+    CHECK(b.skipped->text().isEmpty());
+    CHECK(b.echoOnEdit->text().isEmpty());
+    CHECK(b.area->verticalScrollBar()->value() == 500);
+    CHECK(b.area->horizontalScrollBar()->value() == 300);
+    // Rows by their UserRole identity in the reversed table.
+    QList<int> selected;
+    for (const QModelIndex &i : b.table->selectionModel()->selectedRows(0)) selected << i.row();
+    std::sort(selected.begin(), selected.end());
+    CHECK((selected == QList<int>{ rowOf(b.table, "id-7"), rowOf(b.table, "id-3") }));
+    CHECK(b.table->currentIndex().row() == rowOf(b.table, "id-3") || b.table->currentIndex().row() == rowOf(b.table, "id-7"));
+    CHECK(b.table->indexAt(QPoint(0, 0)).row() == rowOf(b.table, "id-40"));
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    CHECK(RestorationQt::finish(nullptr) == RST_OK);
+    RestorationQt::skip(nullptr);
+    RestorationQt::setIdentityRole(nullptr, Qt::UserRole);
+    delete b.root;
+
+    std::printf("widgets: %d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
