@@ -2,7 +2,8 @@
  * every supported type marks the engine dirty when changed and comes back
  * in a fresh tree; restoring marks nothing; skip(), setIdentityRole() (rows
  * found again by a custom role in a reordered model, several selected),
- * widgets tracked later, destroyed widgets, and the failures: NULL
+ * widgets tracked later, destroyed widgets, a closed window's record kept
+ * and given back to the window opened again, and the failures: NULL
  * arguments, a second attach, two siblings with one name, a name with '/'.
  *   widgets STATE_DIR     prints "widgets: N checks, M failed" */
 #include <restoration-qt.h>
@@ -259,6 +260,66 @@ int main(int argc, char **argv) {
     RestorationQt::skip(nullptr);
     RestorationQt::setIdentityRole(nullptr, Qt::UserRole);
     delete b.root;
+
+    // ---- windows: one closed (WA_DeleteOnClose) keeps its record; one
+    // opened after restore() gets its state ----
+    const QByteArray wpath = QByteArray(argv[1]) + "/windows.rst";
+    QFile::remove(QString::fromLocal8Bit(wpath));
+    auto tool = [](int level) {
+        auto *t = new QWidget;
+        t->setObjectName("tool");
+        t->setAttribute(Qt::WA_DeleteOnClose);
+        auto *spin = new QSpinBox(t);
+        spin->setObjectName("level");
+        spin->setValue(level);
+        return t;
+    };
+    auto levelOf = [](QWidget *t) { return t->findChild<QSpinBox *>("level")->value(); };
+    e = engineAt(wpath);
+    auto *main1 = new QLineEdit;
+    main1->setObjectName("main");
+    QWidget *tool1 = tool(0);
+    CHECK(RestorationQt::track(e, main1) == RST_OK);
+    CHECK(RestorationQt::track(e, tool1) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_ERR_NOT_FOUND);
+    main1->show();
+    tool1->show();
+    settle(200);
+    tool1->findChild<QSpinBox *>("level")->setValue(9);
+    CHECK(rst_is_dirty(e));
+    tool1->close();                                            // saves, then the window is deleted
+    CHECK(!rst_is_dirty(e));
+    settle(100);
+    CHECK(rst_find_object(e, "tool/level") != nullptr);        // kept, frozen
+    main1->setText("after the tool closed");
+    CHECK(rst_is_dirty(e));
+    CHECK(rst_save(e) == RST_OK);                              // writes the frozen tool too
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete main1;
+
+    e = engineAt(wpath);
+    auto *main2 = new QLineEdit;
+    main2->setObjectName("main");
+    CHECK(RestorationQt::track(e, main2) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_OK);                // "tool" has no widget yet: kept
+    CHECK(main2->text() == "after the tool closed");
+    CHECK(rst_find_object(e, "tool/level") != nullptr);
+    QWidget *tool2 = tool(0);
+    CHECK(RestorationQt::track(e, tool2) == RST_OK);           // opened later: takes its record
+    CHECK(levelOf(tool2) == 9);
+    CHECK(!rst_is_dirty(e));
+    tool2->show();
+    settle(100);
+    tool2->findChild<QSpinBox *>("level")->setValue(4);        // watched like any tracked widget
+    CHECK(rst_is_dirty(e));
+    tool2->close();
+    settle(100);
+    QWidget *tool3 = tool(0);                                  // opened again in the same session
+    CHECK(RestorationQt::track(e, tool3) == RST_OK);
+    CHECK(levelOf(tool3) == 4);
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete tool3;
+    delete main2;
 
     std::printf("widgets: %d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

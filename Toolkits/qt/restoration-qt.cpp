@@ -31,6 +31,7 @@
 #include <QTimer>
 
 #include <csignal>
+#include <cstring>
 #include <vector>
 
 /* Sensitive values are a 1.2 addition: the symbol may be missing from an
@@ -45,6 +46,13 @@ const char kRoleProperty[] = "_restoration_qt_identity_role";
 
 struct EngineState;
 
+/* A value of a widget's record (see capture() and write()). */
+struct Value {
+    const char *key;                    // one of kKeys
+    QVariant v;                         // invalid: a secret, never written
+};
+using Values = std::vector<Value>;
+
 struct Node {
     EngineState *state = nullptr;
     QPointer<QWidget> widget;
@@ -58,6 +66,11 @@ struct Node {
     bool hasTop = false;
     QString top;
     QByteArray lastGeometry;            // windows: what was last saved or restored
+    // Without a widget (destroyed after its window closed, or not created
+    // yet): the values its record keeps.
+    Values frozen;
+    Values closed;          // captured when its window closed
+    bool closedCaptured = false;
 };
 
 class Filter : public QObject {
@@ -73,7 +86,8 @@ struct EngineState {
     Filter *filter = nullptr;
     bool restoring = false;
     bool finishing = false;
-    QHash<QWidget *, Node *> nodes;
+    QHash<QWidget *, Node *> nodes;     // the live ones
+    QHash<rst_object *, Node *> byObject;   // all, frozen ones included
     QSet<QWidget *> closing;            // windows closed: their teardown is not a change
 };
 
@@ -82,6 +96,9 @@ QHash<rst_engine *, EngineState *> &engines() {
     return all;
 }
 
+const char kClass[] = "restoration-qt";
+rst_object *makeFrozen(rst_engine *e, rst_object *parent, const char *identifier, rst_coder *coder, void *ctx);
+
 EngineState *stateFor(rst_engine *e, bool create) {
     EngineState *s = engines().value(e);
     if (!s && create) {
@@ -89,8 +106,22 @@ EngineState *stateFor(rst_engine *e, bool create) {
         s->engine = e;
         s->filter = new Filter(s);
         engines().insert(e, s);
+        // Records of widgets not tracked (yet) at restore are kept, frozen.
+        rst_status st = rst_register_class(e, kClass, makeFrozen, s);
+        if (st != RST_OK)
+            qWarning("restoration-qt: register the class '%s': %s: %s", kClass, rst_status_name(st), rst_last_error());
     }
     return s;
+}
+
+/* The nodes of `window`'s widgets (those of windows inside it included). */
+QList<Node *> nodesIn(EngineState *s, QWidget *window) {
+    QList<Node *> out;
+    for (Node *n : s->nodes) {
+        for (QWidget *a = n->widget; a; a = a->parentWidget())
+            if (a == window) { out << n; break; }
+    }
+    return out;
 }
 
 struct RestoringGuard {
@@ -180,6 +211,8 @@ void settleScroll(EngineState *s, QWidget *w) {
     });
 }
 
+Values capture(Node *n);
+
 bool Filter::eventFilter(QObject *watched, QEvent *event) {
     auto *w = qobject_cast<QWidget *>(watched);
     Node *n = w ? state->nodes.value(w) : nullptr;
@@ -187,7 +220,12 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
     switch (event->type()) {
     case QEvent::Close:
         if (w->isWindow() && !state->finishing) {
-            // Before the window (WA_DeleteOnClose) and its widgets are gone.
+            // Before the window (WA_DeleteOnClose) and its widgets are gone:
+            // their values, for their records once destroyed; a save.
+            for (Node *m : nodesIn(state, w)) {
+                m->closed = capture(m);
+                m->closedCaptured = true;
+            }
             rst_status st = rst_flush(state->engine);
             if (st != RST_OK) warn(n, "save when closing", st);
             state->closing.insert(w);
@@ -196,6 +234,10 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
     case QEvent::Show:
         if (w->isWindow()) {
             state->closing.remove(w);
+            for (Node *m : nodesIn(state, w)) {
+                m->closed.clear();
+                m->closedCaptured = false;
+            }
             QPointer<QWidget> p(w);
             QTimer::singleShot(0, w, [this, p] {
                 if (Node *m = p ? state->nodes.value(p) : nullptr) m->lastGeometry = p->saveGeometry();
@@ -214,181 +256,249 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
     return false;
 }
 
-/* ---- encode ---- */
+/* ---- values: what a widget's record holds ----
+ * capture() reads a live widget and applyValues() sets one; writeValues() and readValues()
+ * move values through a coder. A window's values are also captured when it
+ * closes: once it is destroyed its records are still written (frozen), and
+ * a widget tracked again at the same path gets them back. */
+const char *const kKeys[] = { "geometry", "state", "index", "page", "text", "html", "cursor", "value",
+                              "checked", "hscroll", "vscroll", "top", "current", "selected" };
 
-void encodeBytes(rst_coder *c, const char *key, const QByteArray &b) {
-    rst_encode_bytes(c, key, b.constData(), size_t(b.size()));
+const QVariant *get(const Values &vals, const char *key, int type) {
+    for (const Value &v : vals)
+        if (std::strcmp(v.key, key) == 0 && v.v.isValid() && v.v.typeId() == type) return &v.v;
+    return nullptr;                     // absent, or of another type (an archive is untrusted)
 }
-void encodeString(rst_coder *c, const char *key, const QString &s) {
-    rst_encode_string(c, key, utf8(s).constData());
+bool getBytes(const Values &vals, const char *key, QByteArray *out) {
+    const QVariant *v = get(vals, key, QMetaType::QByteArray);
+    if (v) *out = v->toByteArray();
+    return v;
+}
+bool getString(const Values &vals, const char *key, QString *out) {
+    const QVariant *v = get(vals, key, QMetaType::QString);
+    if (v) *out = v->toString();
+    return v;
+}
+bool getInt(const Values &vals, const char *key, int *out) {
+    const QVariant *v = get(vals, key, QMetaType::LongLong);
+    if (!v || v->toLongLong() < INT_MIN || v->toLongLong() > INT_MAX) return false;
+    *out = int(v->toLongLong());
+    return true;
 }
 
-void encodeScroll(Node *n, QAbstractScrollArea *area, rst_coder *c) {
-    rst_encode_int(c, "hscroll", n->scrollPending && n->hasH ? n->h : area->horizontalScrollBar()->value());
-    rst_encode_int(c, "vscroll", n->scrollPending && n->hasV ? n->v : area->verticalScrollBar()->value());
+Values capture(Node *n) {
+    Values out;
+    QWidget *w = n->widget;
+    auto put = [&out](const char *key, QVariant v) { out.push_back({ key, std::move(v) }); };
+    auto putInt = [&put](const char *key, qlonglong v) { put(key, QVariant(v)); };
+    if (w->isWindow()) {
+        n->lastGeometry = w->saveGeometry();
+        put("geometry", n->lastGeometry);
+        if (auto *mw = qobject_cast<QMainWindow *>(w)) put("state", mw->saveState());
+    }
+    QWidget *page = nullptr;
+    if (auto *sp = qobject_cast<QSplitter *>(w)) {
+        put("state", sp->saveState());
+    } else if (auto *tw = qobject_cast<QTabWidget *>(w)) {
+        putInt("index", tw->currentIndex());
+        page = tw->currentWidget();
+    } else if (auto *sw = qobject_cast<QStackedWidget *>(w)) {
+        putInt("index", sw->currentIndex());
+        page = sw->currentWidget();
+    } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
+        if (le->echoMode() != QLineEdit::Normal) {
+            put("text", QVariant());    // a password: never written
+        } else {
+            put("text", le->text());
+            putInt("cursor", le->cursorPosition());
+        }
+    } else if (auto *pe = qobject_cast<QPlainTextEdit *>(w)) {
+        put("text", pe->toPlainText());
+        putInt("cursor", pe->textCursor().position());
+    } else if (auto *te = qobject_cast<QTextEdit *>(w)) {
+        if (te->acceptRichText()) put("html", te->toHtml());
+        else put("text", te->toPlainText());
+        putInt("cursor", te->textCursor().position());
+    } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
+        putInt("index", cb->currentIndex());
+        put("text", cb->currentText());
+    } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
+        put("value", ds->value());
+    } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
+        putInt("value", sb->value());
+    } else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) {
+        putInt("value", sl->value());
+    } else if (auto *bt = qobject_cast<QAbstractButton *>(w)) {
+        if (bt->isCheckable()) put("checked", bt->isChecked());
+    }
+    if (page && !page->objectName().isEmpty()) put("page", page->objectName());
+    auto *area = qobject_cast<QAbstractScrollArea *>(w);
+    if (!area) return out;
+    putInt("hscroll", n->scrollPending && n->hasH ? n->h : area->horizontalScrollBar()->value());
+    putInt("vscroll", n->scrollPending && n->hasV ? n->v : area->verticalScrollBar()->value());
     auto *view = qobject_cast<QAbstractItemView *>(area);
-    if (!view || !view->model()) return;
+    if (!view || !view->model()) return out;
     QString top = n->scrollPending && n->hasTop ? n->top : topIdentity(view);
-    if (!top.isEmpty()) encodeString(c, "top", top);
+    if (!top.isEmpty()) put("top", top);
     QModelIndex cur = view->currentIndex();
-    if (cur.isValid() && cur.parent() == view->rootIndex()) encodeString(c, "current", identityOf(view, cur.row()));
+    if (cur.isValid() && cur.parent() == view->rootIndex()) put("current", identityOf(view, cur.row()));
     if (QItemSelectionModel *sm = view->selectionModel()) {
         QList<int> rows;
         for (const QModelIndex &i : sm->selectedIndexes())
             if (i.parent() == view->rootIndex() && !rows.contains(i.row())) rows.append(i.row());
         std::sort(rows.begin(), rows.end());
-        std::vector<QByteArray> ids;
-        for (int r : rows) ids.push_back(utf8(identityOf(view, r)));
-        std::vector<const char *> ptrs;
-        for (const QByteArray &b : ids) ptrs.push_back(b.constData());
-        rst_encode_string_array(c, "selected", ptrs.data(), ptrs.size());
+        QStringList ids;
+        for (int r : rows) ids << identityOf(view, r);
+        put("selected", ids);
     }
+    return out;
 }
 
-void encodeNode(void *instance, rst_coder *c) {
-    auto *n = static_cast<Node *>(instance);
-    QWidget *w = n->widget;
-    if (!w) return;
-    if (w->isWindow()) {
-        n->lastGeometry = w->saveGeometry();
-        encodeBytes(c, "geometry", n->lastGeometry);
-        if (auto *mw = qobject_cast<QMainWindow *>(w)) encodeBytes(c, "state", mw->saveState());
-    }
-    if (auto *sp = qobject_cast<QSplitter *>(w)) {
-        encodeBytes(c, "state", sp->saveState());
-    } else if (auto *tw = qobject_cast<QTabWidget *>(w)) {
-        rst_encode_int(c, "index", tw->currentIndex());
-        if (tw->currentWidget() && !tw->currentWidget()->objectName().isEmpty())
-            encodeString(c, "page", tw->currentWidget()->objectName());
-    } else if (auto *sw = qobject_cast<QStackedWidget *>(w)) {
-        rst_encode_int(c, "index", sw->currentIndex());
-        if (sw->currentWidget() && !sw->currentWidget()->objectName().isEmpty())
-            encodeString(c, "page", sw->currentWidget()->objectName());
-    } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
-        if (le->echoMode() != QLineEdit::Normal) {
-            // A password: never written, whatever else the app encodes.
-            if (rst_coder_set_sensitivity) (void)rst_coder_set_sensitivity(c, "text", RST_SENSITIVITY_SECRET);
-        } else {
-            encodeString(c, "text", le->text());
-            rst_encode_int(c, "cursor", le->cursorPosition());
+void writeValues(rst_coder *c, const Values &vals) {
+    for (const Value &v : vals) {
+        if (!v.v.isValid()) {
+            if (rst_coder_set_sensitivity) (void)rst_coder_set_sensitivity(c, v.key, RST_SENSITIVITY_SECRET);
+            continue;
         }
-    } else if (auto *pe = qobject_cast<QPlainTextEdit *>(w)) {
-        encodeString(c, "text", pe->toPlainText());
-        rst_encode_int(c, "cursor", pe->textCursor().position());
-    } else if (auto *te = qobject_cast<QTextEdit *>(w)) {
-        if (te->acceptRichText()) encodeString(c, "html", te->toHtml());
-        else encodeString(c, "text", te->toPlainText());
-        rst_encode_int(c, "cursor", te->textCursor().position());
-    } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
-        rst_encode_int(c, "index", cb->currentIndex());
-        encodeString(c, "text", cb->currentText());
-    } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
-        rst_encode_double(c, "value", ds->value());
-    } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
-        rst_encode_int(c, "value", sb->value());
-    } else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) {
-        rst_encode_int(c, "value", sl->value());
-    } else if (auto *bt = qobject_cast<QAbstractButton *>(w)) {
-        if (bt->isCheckable()) rst_encode_bool(c, "checked", bt->isChecked());
+        switch (v.v.typeId()) {
+        case QMetaType::QByteArray: {
+            const QByteArray b = v.v.toByteArray();
+            rst_encode_bytes(c, v.key, b.constData(), size_t(b.size()));
+            break;
+        }
+        case QMetaType::QString: rst_encode_string(c, v.key, utf8(v.v.toString()).constData()); break;
+        case QMetaType::Bool: rst_encode_bool(c, v.key, v.v.toBool()); break;
+        case QMetaType::Double: rst_encode_double(c, v.key, v.v.toDouble()); break;
+        case QMetaType::QStringList: {
+            std::vector<QByteArray> ids;
+            for (const QString &id : v.v.toStringList()) ids.push_back(utf8(id));
+            std::vector<const char *> ptrs;
+            for (const QByteArray &b : ids) ptrs.push_back(b.constData());
+            rst_encode_string_array(c, v.key, ptrs.data(), ptrs.size());
+            break;
+        }
+        default: rst_encode_int(c, v.key, v.v.toLongLong()); break;
+        }
     }
-    if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) encodeScroll(n, area, c);
 }
 
-/* ---- decode (inside restore(): change signals are ignored) ---- */
+Values readValues(rst_coder *c) {
+    Values out;
+    for (const char *k : kKeys) {
+        switch (rst_coder_value_type(c, k)) {
+        case RST_TYPE_BOOL: {
+            bool b = false;
+            if (rst_decode_bool(c, k, &b) == RST_OK) out.push_back({ k, QVariant(b) });
+            break;
+        }
+        case RST_TYPE_INT: {
+            int64_t i = 0;
+            if (rst_decode_int(c, k, &i) == RST_OK) out.push_back({ k, QVariant(qlonglong(i)) });
+            break;
+        }
+        case RST_TYPE_DOUBLE: {
+            double d = 0;
+            if (rst_decode_double(c, k, &d) == RST_OK) out.push_back({ k, QVariant(d) });
+            break;
+        }
+        case RST_TYPE_STRING: {
+            const char *p = nullptr;
+            size_t len = 0;
+            if (rst_decode_string(c, k, &p, &len) == RST_OK) out.push_back({ k, QString::fromUtf8(p, qsizetype(len)) });
+            break;
+        }
+        case RST_TYPE_BYTES: {
+            const void *p = nullptr;
+            size_t len = 0;
+            if (rst_decode_bytes(c, k, &p, &len) == RST_OK)
+                out.push_back({ k, QByteArray(static_cast<const char *>(p), qsizetype(len)) });
+            break;
+        }
+        case RST_TYPE_STRING_ARRAY: {
+            size_t count = 0;
+            const char *p = nullptr;
+            size_t len = 0;
+            (void)rst_decode_string_array(c, k, 0, &p, nullptr, &count);   // the count, also when empty
+            QStringList list;
+            for (size_t i = 0; i < count; i++)
+                if (rst_decode_string_array(c, k, i, &p, &len, nullptr) == RST_OK) list << QString::fromUtf8(p, qsizetype(len));
+            out.push_back({ k, list });
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return out;
+}
 
-bool decodeBytes(rst_coder *c, const char *key, QByteArray *out) {
-    const void *p = nullptr;
-    size_t len = 0;
-    if (rst_decode_bytes(c, key, &p, &len) != RST_OK) return false;
-    *out = QByteArray(static_cast<const char *>(p), qsizetype(len));
-    return true;
-}
-bool decodeString(rst_coder *c, const char *key, QString *out) {
-    const char *p = nullptr;
-    size_t len = 0;
-    if (rst_decode_string(c, key, &p, &len) != RST_OK) return false;
-    *out = QString::fromUtf8(p, qsizetype(len));
-    return true;
-}
-bool decodeInt(rst_coder *c, const char *key, int *out) {
-    int64_t v = 0;
-    if (rst_decode_int(c, key, &v) != RST_OK || v < INT_MIN || v > INT_MAX) return false;
-    *out = int(v);
-    return true;
-}
+/* ---- apply (change signals are ignored meanwhile) ---- */
 
-void setPage(QWidget *container, int count, QWidget *(*at)(QWidget *, int), void (*select)(QWidget *, int), rst_coder *c) {
+template <typename Container>
+void setPage(Container *box, const Values &vals) {
     QString page;
     int index = -1;
-    if (decodeString(c, "page", &page))
-        for (int i = 0; i < count; i++)
-            if (at(container, i) && at(container, i)->objectName() == page) index = i;
+    if (getString(vals, "page", &page))
+        for (int i = 0; i < box->count(); i++)
+            if (box->widget(i) && box->widget(i)->objectName() == page) index = i;
     int saved = -1;
-    if (index < 0 && decodeInt(c, "index", &saved) && saved >= 0 && saved < count) index = saved;
-    if (index >= 0) select(container, index);
+    if (index < 0 && getInt(vals, "index", &saved) && saved >= 0 && saved < box->count()) index = saved;
+    if (index >= 0) box->setCurrentIndex(index);
 }
 
-void decodeView(Node *n, QAbstractItemView *view, rst_coder *c) {
+void applyView(Node *n, QAbstractItemView *view, const Values &vals) {
     QAbstractItemModel *m = view->model();
     QItemSelectionModel *sm = view->selectionModel();
     if (!m || !sm) return;
     QString cur;
-    if (decodeString(c, "current", &cur)) {
+    if (getString(vals, "current", &cur)) {
         int row = findRow(view, cur);
         if (row >= 0) sm->setCurrentIndex(m->index(row, 0, view->rootIndex()), QItemSelectionModel::NoUpdate);
     }
-    if (rst_coder_value_type(c, "selected") == RST_TYPE_STRING_ARRAY) {
-        size_t count = 0;
-        const char *s = nullptr;
-        (void)rst_decode_string_array(c, "selected", 0, &s, nullptr, &count);   // the count, also when empty
+    if (const QVariant *ids = get(vals, "selected", QMetaType::QStringList)) {
         QItemSelection sel;
         const int lastColumn = qMax(0, m->columnCount(view->rootIndex()) - 1);
-        for (size_t i = 0; i < count; i++) {
-            size_t len = 0;
-            if (rst_decode_string_array(c, "selected", i, &s, &len, nullptr) != RST_OK) continue;
-            int row = findRow(view, QString::fromUtf8(s, qsizetype(len)));
+        for (const QString &id : ids->toStringList()) {
+            int row = findRow(view, id);
             if (row >= 0) sel.select(m->index(row, 0, view->rootIndex()), m->index(row, lastColumn, view->rootIndex()));
         }
         sm->select(sel, QItemSelectionModel::ClearAndSelect);
     }
-    n->hasTop = decodeString(c, "top", &n->top);
+    n->hasTop = getString(vals, "top", &n->top);
 }
 
-void decodeNode(void *instance, rst_coder *c) {
-    auto *n = static_cast<Node *>(instance);
+void applyValues(Node *n, const Values &vals) {
     QWidget *w = n->widget;
     if (!w) return;
     RestoringGuard g(n->state);
     QByteArray b;
-    if (w->isWindow() && decodeBytes(c, "geometry", &b)) {
+    if (w->isWindow() && getBytes(vals, "geometry", &b)) {
         w->restoreGeometry(b);
         n->lastGeometry = w->saveGeometry();
     }
     if (auto *mw = qobject_cast<QMainWindow *>(w)) {
-        if (decodeBytes(c, "state", &b)) mw->restoreState(b);
+        if (getBytes(vals, "state", &b)) mw->restoreState(b);
     } else if (auto *sp = qobject_cast<QSplitter *>(w)) {
-        if (decodeBytes(c, "state", &b)) sp->restoreState(b);
+        if (getBytes(vals, "state", &b)) sp->restoreState(b);
     } else if (auto *tw = qobject_cast<QTabWidget *>(w)) {
-        setPage(tw, tw->count(), [](QWidget *x, int i) { return static_cast<QTabWidget *>(x)->widget(i); },
-                [](QWidget *x, int i) { static_cast<QTabWidget *>(x)->setCurrentIndex(i); }, c);
+        setPage(tw, vals);
     } else if (auto *sw = qobject_cast<QStackedWidget *>(w)) {
-        setPage(sw, sw->count(), [](QWidget *x, int i) { return static_cast<QStackedWidget *>(x)->widget(i); },
-                [](QWidget *x, int i) { static_cast<QStackedWidget *>(x)->setCurrentIndex(i); }, c);
+        setPage(sw, vals);
     } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
         QString text;
         int cursor = 0;
-        if (le->echoMode() == QLineEdit::Normal && decodeString(c, "text", &text)) {
+        if (le->echoMode() == QLineEdit::Normal && getString(vals, "text", &text)) {
             le->setText(text);
-            if (decodeInt(c, "cursor", &cursor)) le->setCursorPosition(qBound(0, cursor, int(text.size())));
+            if (getInt(vals, "cursor", &cursor)) le->setCursorPosition(qBound(0, cursor, int(text.size())));
         }
     } else if (qobject_cast<QPlainTextEdit *>(w) || qobject_cast<QTextEdit *>(w)) {
         auto *pe = qobject_cast<QPlainTextEdit *>(w);
         auto *te = qobject_cast<QTextEdit *>(w);
         QString text;
-        if (te && decodeString(c, "html", &text)) te->setHtml(text);
-        else if (decodeString(c, "text", &text)) { if (pe) pe->setPlainText(text); else te->setPlainText(text); }
+        if (te && getString(vals, "html", &text)) te->setHtml(text);
+        else if (getString(vals, "text", &text)) { if (pe) pe->setPlainText(text); else te->setPlainText(text); }
         int cursor = 0;
-        if (decodeInt(c, "cursor", &cursor)) {
+        if (getInt(vals, "cursor", &cursor)) {
             QTextCursor tc = pe ? pe->textCursor() : te->textCursor();
             const int end = (pe ? pe->document() : te->document())->characterCount() - 1;
             tc.setPosition(qBound(0, cursor, qMax(0, end)));
@@ -397,47 +507,88 @@ void decodeNode(void *instance, rst_coder *c) {
     } else if (auto *cb = qobject_cast<QComboBox *>(w)) {
         int index = -1;
         QString text;
-        bool hasText = decodeString(c, "text", &text);
-        if (decodeInt(c, "index", &index) && index >= -1 && index < cb->count()) {
-            if (!cb->isEditable() && hasText && cb->findText(text) >= 0) index = cb->findText(text);
-            cb->setCurrentIndex(index);
-        }
+        bool hasText = getString(vals, "text", &text);
+        if (!cb->isEditable() && hasText && cb->findText(text) >= 0) cb->setCurrentIndex(cb->findText(text));
+        else if (getInt(vals, "index", &index) && index >= -1 && index < cb->count()) cb->setCurrentIndex(index);
         if (cb->isEditable() && hasText) cb->setEditText(text);
     } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
-        double v = 0;
-        if (rst_decode_double(c, "value", &v) == RST_OK) ds->setValue(v);
+        if (const QVariant *v = get(vals, "value", QMetaType::Double)) ds->setValue(v->toDouble());
     } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
         int v = 0;
-        if (decodeInt(c, "value", &v)) sb->setValue(v);
+        if (getInt(vals, "value", &v)) sb->setValue(v);
     } else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) {
         int v = 0;
-        if (decodeInt(c, "value", &v)) sl->setValue(v);
+        if (getInt(vals, "value", &v)) sl->setValue(v);
     } else if (auto *bt = qobject_cast<QAbstractButton *>(w)) {
-        bool v = false;
-        if (bt->isCheckable() && rst_decode_bool(c, "checked", &v) == RST_OK) bt->setChecked(v);
+        if (const QVariant *v = get(vals, "checked", QMetaType::Bool); v && bt->isCheckable()) bt->setChecked(v->toBool());
     }
     if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) {
-        n->hasH = decodeInt(c, "hscroll", &n->h);
-        n->hasV = decodeInt(c, "vscroll", &n->v);
-        if (auto *view = qobject_cast<QAbstractItemView *>(area)) decodeView(n, view, c);
+        n->hasH = getInt(vals, "hscroll", &n->h);
+        n->hasV = getInt(vals, "vscroll", &n->v);
+        n->hasTop = false;
+        if (auto *view = qobject_cast<QAbstractItemView *>(area)) applyView(n, view, vals);
         n->scrollPending = n->hasH || n->hasV || n->hasTop;
-        if (n->scrollPending && area->isVisible()) settleScroll(n->state, w);   // restored after the first show
+        if (n->scrollPending && area->isVisible()) settleScroll(n->state, w);   // applied after the first show
     }
+}
+
+/* ---- the object callbacks ---- */
+
+void encodeNode(void *instance, rst_coder *c) {
+    auto *n = static_cast<Node *>(instance);
+    writeValues(c, n->widget ? capture(n) : n->frozen);
+}
+
+void decodeNode(void *instance, rst_coder *c) {
+    auto *n = static_cast<Node *>(instance);
+    Values vals = readValues(c);
+    if (n->widget) applyValues(n, vals);
+    else n->frozen = std::move(vals);   // no widget yet: kept until one is tracked at this path
 }
 
 void releaseNode(void *instance) {
     auto *n = static_cast<Node *>(instance);
     for (auto &conn : n->connections) QObject::disconnect(conn);
     if (n->widget) n->widget->removeEventFilter(n->state->filter);
-    if (n->state->nodes.value(n->widget.data()) == n) n->state->nodes.remove(n->widget.data());
     // A destroyed widget: its QPointer is null; find it by value.
     for (auto it = n->state->nodes.begin(); it != n->state->nodes.end();) {
         if (it.value() == n) it = n->state->nodes.erase(it); else ++it;
     }
+    n->state->byObject.remove(n->object);
     delete n;
 }
 
 const rst_object_callbacks kCallbacks = { encodeNode, decodeNode, nullptr, releaseNode };
+
+/* The class factory: a record no tracked widget claimed at restore becomes
+ * a frozen node, written back at each save until a widget takes it. */
+rst_object *makeFrozen(rst_engine *e, rst_object *parent, const char *identifier, rst_coder *coder, void *ctx) {
+    auto *s = static_cast<EngineState *>(ctx);
+    auto *n = new Node;
+    n->state = s;
+    n->name = QString::fromUtf8(identifier);
+    n->frozen = readValues(coder);
+    if (rst_register_object(e, identifier, parent, kClass, &kCallbacks, n, &n->object) != RST_OK) {
+        delete n;
+        return nullptr;
+    }
+    s->byObject.insert(n->object, n);
+    return n->object;
+}
+
+/* The frozen node registered at parent/name, if any. */
+Node *frozenAt(EngineState *s, rst_object *parent, const QString &name) {
+    QByteArray path;
+    if (parent) {
+        char *p = nullptr;
+        if (rst_object_path(parent, &p) != RST_OK) return nullptr;
+        path = QByteArray(p) + '/';
+        rst_free(p);
+    }
+    path += utf8(name);
+    Node *n = s->byObject.value(rst_find_object(s->engine, path.constData()));
+    return n && !n->widget ? n : nullptr;
+}
 
 /* ---- tracking ---- */
 
@@ -485,6 +636,18 @@ void connectChanges(Node *n) {
     cs.push_back(QObject::connect(w, &QObject::destroyed, s->filter, [s, obj, w] {
         s->closing.remove(w);
         if (s->finishing) return;
+        Node *n = s->byObject.value(obj);
+        if (n && n->closedCaptured) {
+            // Its window closed first: the record stays, with the values it had then.
+            for (auto &conn : n->connections) QObject::disconnect(conn);
+            n->connections.clear();
+            s->nodes.remove(w);
+            n->frozen = std::move(n->closed);
+            n->closed.clear();
+            n->closedCaptured = false;
+            n->scrollPending = false;
+            return;
+        }
         rst_status st = rst_unregister_object(s->engine, obj);   // releaseNode frees the node
         if (st != RST_OK) qWarning("restoration-qt: unregister a destroyed widget: %s: %s", rst_status_name(st), rst_last_error());
     }));
@@ -505,17 +668,31 @@ void trackTree(EngineState *s, QWidget *w, rst_object *parent, bool isRoot, rst_
             n->state = s;
             n->widget = w;
             n->name = name;
-            rst_status st = rst_register_object(s->engine, utf8(name).constData(), parent, nullptr, &kCallbacks, n, &n->object);
-            if (st != RST_OK) {
+            rst_status st = rst_register_object(s->engine, utf8(name).constData(), parent, kClass, &kCallbacks, n, &n->object);
+            Node *frozen = st == RST_ERR_DUPLICATE ? frozenAt(s, parent, name) : nullptr;
+            if (frozen) {
+                // A record kept for this path: this widget takes it, and its values.
+                delete n;
+                frozen->widget = w;
+                frozen->name = name;
+                s->nodes.insert(w, frozen);
+                Values vals = std::move(frozen->frozen);
+                frozen->frozen.clear();
+                applyValues(frozen, vals);
+                connectChanges(frozen);
+                under = frozen->object;
+            } else if (st != RST_OK) {
                 qWarning("restoration-qt: track widget '%s' (%s): %s: %s; it and its children are not saved",
                          qPrintable(name), w->metaObject()->className(), rst_status_name(st), rst_last_error());
                 if (*first == RST_OK) *first = st;
                 delete n;
                 return;
+            } else {
+                s->nodes.insert(w, n);
+                s->byObject.insert(n->object, n);
+                connectChanges(n);
+                under = n->object;
             }
-            s->nodes.insert(w, n);
-            connectChanges(n);
-            under = n->object;
         }
     }
     for (QObject *child : w->children())
