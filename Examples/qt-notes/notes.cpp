@@ -3,7 +3,8 @@
  * field, the list's selected note (by its name, not its row) and the row at
  * its top, the editor's text and cursor, the splitter, a checkbox and a
  * combo box — through restoration-qt: the restoration code is the block
- * marked "Restoration" in main(), six calls. A password field is never
+ * marked "Restoration" in main(): the engine's options, rst_engine_create()
+ * and four calls to the library (docs/QT.md). A password field is never
  * saved.
  *
  *   notes STATE_DIR
