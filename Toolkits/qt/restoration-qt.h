@@ -55,9 +55,13 @@ RESTORATION_QT_API rst_status attach(rst_engine *engine, bool saveOnSignals = tr
  *  widgets created later can be tracked the same way. Widgets marked with
  *  skip() and their descendants are left out. Each tracked widget marks the
  *  engine dirty when the user changes it (signals fired by restore() are
- *  ignored), and is unregistered when it is destroyed; a tracked window
- *  saves (rst_flush) when it closes, before a WA_DeleteOnClose window is
- *  gone. Set item views' models before calling it.
+ *  ignored). A tracked window saves (rst_flush) when it closes, before a
+ *  WA_DeleteOnClose window is gone, and its widgets' records outlive it
+ *  with the values they had then; a widget destroyed while its window is
+ *  open is unregistered. A widget tracked at the path of a record kept
+ *  that way, or of a record restore() found no widget for, takes that
+ *  record and its values (a window opened later gets its state back).
+ *  Set item views' models before calling it.
  *  @return RST_OK; RST_ERR_INVALID (NULL engine or root); otherwise the
  *          first failing rst_register_object() status (a name with '/',
  *          two siblings with one name: RST_ERR_DUPLICATE): that widget and
@@ -69,8 +73,9 @@ RESTORATION_QT_API rst_status track(rst_engine *engine, QWidget *root);
  *  ignoring the change signals it causes. Scroll positions and the top row
  *  of item views are applied once the widget is shown and laid out. Call it
  *  once, after tracking every window that exists at start: a second call
- *  would set every window back to the archive. Windows tracked later start
- *  from their defaults.
+ *  would set every window back to the archive. Records no tracked widget
+ *  claims are kept (written again by every save) until a widget is
+ *  tracked at their path: windows opened later get their state then.
  *  @return as rst_restore(): RST_OK; RST_ERR_NOT_FOUND on a first launch;
  *          RST_ERR_INVALID for a NULL engine. */
 RESTORATION_QT_API rst_status restore(rst_engine *engine);
