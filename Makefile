@@ -243,19 +243,27 @@ install: install-qt
 uninstall: uninstall-qt
 
 # QT_RST_LIB: the folder of the librestoration.so to link with; empty: the release build (dist).
-qt: $(if $(QT_RST_LIB),,$(if $(QT_HAVE),dist))
+QT_LIB := $(QT_OUT)/librestoration-qt.so.$(QT_LIB_VERSION)
 ifeq ($(QT_HAVE),yes)
+qt: $(QT_LIB) $(QT_OUT)/restoration-qt.pc
+else
+qt:
+	@echo "restoration-qt: skipped (pkg-config finds no Qt6Widgets; make deps-qt installs it)"
+endif
+
+$(QT_LIB): Toolkits/qt/restoration-qt.cpp Toolkits/qt/restoration-qt.h Include/restoration.h | $(if $(QT_RST_LIB),,dist)
 	@mkdir -p $(QT_OUT)
-	g++ -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra -Werror $(QT_CXXFLAGS) -IInclude $$(pkg-config --cflags Qt6Widgets) \
-	  Toolkits/qt/restoration-qt.cpp -o $(QT_OUT)/librestoration-qt.so.$(QT_LIB_VERSION) \
+	g++ -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra -Werror $(QT_CXXFLAGS) \
+	  -IInclude $$(pkg-config --cflags Qt6Widgets) Toolkits/qt/restoration-qt.cpp -o $@ \
 	  -Wl,-soname,$(QT_SONAME) -Wl,--no-undefined -L$(or $(QT_RST_LIB),$(DIST_BIN)) -lrestoration $$(pkg-config --libs Qt6Widgets)
 	ln -sf librestoration-qt.so.$(QT_LIB_VERSION) $(QT_OUT)/$(QT_SONAME)
 	ln -sf $(QT_SONAME) $(QT_OUT)/librestoration-qt.so
+
+# Written each time: it carries the prefix of this make invocation.
+$(QT_OUT)/restoration-qt.pc: Toolkits/qt/restoration-qt.pc.in FORCE
+	@mkdir -p $(QT_OUT)
 	sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' -e 's|@INCLUDEDIR@|$(includedir)|g' \
-	    -e 's|@VERSION@|$(QT_LIB_VERSION)|g' Toolkits/qt/restoration-qt.pc.in > $(QT_OUT)/restoration-qt.pc
-else
-	@echo "restoration-qt: skipped (pkg-config finds no Qt6Widgets; make deps-qt installs it)"
-endif
+	    -e 's|@VERSION@|$(QT_LIB_VERSION)|g' $< > $@
 
 install-qt: qt
 ifeq ($(QT_HAVE),yes)
