@@ -29,7 +29,15 @@
 
 #include <cstdio>
 
+#include <QCloseEvent>
+
 static int checks, failures;
+
+/* A window that refuses to close (an "unsaved changes?" answer). */
+class Refusing : public QWidget {
+protected:
+    void closeEvent(QCloseEvent *e) override { e->ignore(); }
+};
 #define CHECK(cond) do { checks++; if (!(cond)) { failures++; \
     std::fprintf(stderr, "widgets.cpp:%d: FAILED: %s\n", __LINE__, #cond); } } while (0)
 
@@ -317,6 +325,22 @@ int main(int argc, char **argv) {
     QWidget *tool3 = tool(0);                                  // opened again in the same session
     CHECK(RestorationQt::track(e, tool3) == RST_OK);
     CHECK(levelOf(tool3) == 4);
+    // A close the window refuses: it stays watched; deleted without a
+    // close, its records go.
+    auto *refusing = new Refusing;
+    refusing->setObjectName("refusing");
+    auto *field = new QLineEdit(refusing);
+    field->setObjectName("field");
+    CHECK(RestorationQt::track(e, refusing) == RST_OK);
+    refusing->show();
+    settle(100);
+    CHECK(rst_save(e) == RST_OK);
+    CHECK(!refusing->close());
+    settle(100);
+    field->setText("typed after a refused close");
+    CHECK(rst_is_dirty(e));
+    delete refusing;
+    CHECK(rst_find_object(e, "refusing") == nullptr);
     CHECK(RestorationQt::finish(e) == RST_OK);
     delete tool3;
     delete main2;

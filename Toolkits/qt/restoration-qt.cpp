@@ -142,7 +142,8 @@ void warn(const Node *n, const char *what, rst_status st) {
 void changed(Node *n) {
     EngineState *s = n->state;
     if (s->restoring || s->finishing || !n->widget) return;
-    if (s->closing.contains(n->widget->window())) return;
+    QWidget *window = n->widget->window();
+    if (s->closing.contains(window) && !window->isVisible()) return;   // torn down after a close
     rst_status st = rst_mark_dirty(s->engine, n->object);
     if (st != RST_OK) warn(n, "mark dirty", st);
 }
@@ -229,6 +230,16 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
             rst_status st = rst_flush(state->engine);
             if (st != RST_OK) warn(n, "save when closing", st);
             state->closing.insert(w);
+            // A close the window refused (closeEvent ignored): it lives on.
+            QPointer<QWidget> p(w);
+            QTimer::singleShot(0, w, [this, p] {
+                if (!p || !p->isVisible()) return;
+                state->closing.remove(p);
+                for (Node *m : nodesIn(state, p)) {
+                    m->closed.clear();
+                    m->closedCaptured = false;
+                }
+            });
         }
         break;
     case QEvent::Show:
