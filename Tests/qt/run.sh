@@ -58,6 +58,18 @@ if make --no-print-directory install-qt QT_RST_LIB="$BIN" QT_OUT="$WORK/qt" DEST
 else bad "make install-qt: $(cat "$WORK/install.log"; find "$DEST" | tr '\n' ' ')"; fi
 make --no-print-directory uninstall-qt DESTDIR="$DEST" PREFIX=/usr > /dev/null 2>&1
 [ -z "$(find "$DEST" -type f -o -type l)" ] && ok "make uninstall-qt removes it all" || bad "left after uninstall-qt: $(find "$DEST" -type f -o -type l)"
+# An app built with pkg-config alone against an installed prefix (librestoration's
+# own restoration.pc stands for the in-tree build).
+PFX="$WORK/prefix"
+mkdir -p "$WORK/pc"
+sed -e "s|@PREFIX@|$PWD|g" -e "s|@LIBDIR@|$BIN|g" -e "s|@INCLUDEDIR@|$PWD/Include|g" -e "s|@VERSION@|0|g" \
+  restoration.pc.in > "$WORK/pc/restoration.pc"
+if make --no-print-directory install-qt QT_RST_LIB="$BIN" QT_OUT="$WORK/qt-pfx" PREFIX="$PFX" > "$WORK/install2.log" 2>&1 \
+   && PKG_CONFIG_PATH="$PFX/lib/pkgconfig:$WORK/pc" g++ -std=c++17 -fPIC -Wall -Wextra -Werror Examples/qt-notes/notes.cpp \
+      -o "$WORK/notes-pc" $(PKG_CONFIG_PATH="$PFX/lib/pkgconfig:$WORK/pc" pkg-config --cflags --libs restoration-qt) 2> "$WORK/pc.log" \
+   && readelf -d "$WORK/notes-pc" | grep -q 'NEEDED.*\[librestoration-qt.so.1\]'; then
+  ok "an app built with pkg-config --cflags --libs restoration-qt alone"
+else bad "pkg-config restoration-qt: $(cat "$WORK/install2.log" "$WORK/pc.log")"; fi
 
 # Xvfb on a free display (it writes the number it took); real X through xcb.
 exec 9<> "$WORK/display"
