@@ -95,7 +95,9 @@ RESTORATION_QT_API void setIdentityRole(QAbstractItemView *view, int role);
 /** At the end, after the event loop returned: rst_flush() (a failure is
  *  printed with qWarning and returned), removes the notifier and every
  *  tracked widget's connections, then rst_engine_destroy(). The engine must
- *  not be used afterwards. NULL is fine.
+ *  not be used afterwards. NULL is fine. An engine given to attach(),
+ *  track() or restore() must end with finish(), not rst_engine_destroy()
+ *  alone: the library's notifier and bookkeeping for it go here.
  *  @return the status of rst_flush(). */
 RESTORATION_QT_API rst_status finish(rst_engine *engine);
 
