@@ -251,6 +251,13 @@ static void dumpWhenLaidOut(const Notes &n, rst_engine *engine) {
     });
 }
 
+/* A long delay leaves only the signal save or the save on close. */
+static void testAutosaveDelay(rst_engine_options *o) {
+    if (!qEnvironmentVariableIsSet("NOTES_AUTOSAVE_MS")) return;
+    o->autosave_delay_ms = uint32_t(qEnvironmentVariableIntValue("NOTES_AUTOSAVE_MS"));
+    o->autosave_max_delay_ms = 0;
+}
+
 int main(int argc, char **argv) {
     QApplication app(argc, argv);
     if (argc < 2) { std::fprintf(stderr, "usage: notes STATE_DIR\n"); return 2; }
@@ -263,9 +270,10 @@ int main(int argc, char **argv) {
     const QByteArray path = QDir(QString::fromLocal8Bit(argv[1])).filePath("notes.rst").toLocal8Bit();
     o.archive_path = path.constData();
     o.app_version = "qt-notes 1.0";
-    o.autosave_delay_ms = qEnvironmentVariableIsSet("NOTES_AUTOSAVE_MS") ? uint32_t(qEnvironmentVariableIntValue("NOTES_AUTOSAVE_MS")) : 100;
-    o.autosave_max_delay_ms = qEnvironmentVariableIsSet("NOTES_AUTOSAVE_MS") ? 0 : 2000;
+    o.autosave_delay_ms = 100;                          // a burst of typing saves once, 100 ms after it
+    o.autosave_max_delay_ms = 2000;                     // ...and continuous changes every 2 s
     o.generations = 2;
+    testAutosaveDelay(&o);                              // test hook: NOTES_AUTOSAVE_MS
     rst_engine *engine = nullptr;
     if (rst_engine_create(&o, &engine) != RST_OK) { std::fprintf(stderr, "notes: %s\n", rst_last_error()); return 1; }
     RestorationQt::attach(engine);                      // autosave in this loop; save on SIGTERM/SIGINT/SIGHUP
