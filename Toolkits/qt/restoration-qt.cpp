@@ -202,12 +202,14 @@ void applyScroll(Node *n, bool last) {
     if (last) n->scrollPending = false;
 }
 
+/* Timers run in the filter's context (gone with the engine's state at
+ * finish()) and check the widget through a QPointer. */
 void settleScroll(EngineState *s, QWidget *w) {
     QPointer<QWidget> p(w);
-    QTimer::singleShot(0, w, [s, p] {
+    QTimer::singleShot(0, s->filter, [s, p] {
         if (Node *m = p ? s->nodes.value(p) : nullptr) applyScroll(m, false);
     });
-    QTimer::singleShot(kSettleMs, w, [s, p] {
+    QTimer::singleShot(kSettleMs, s->filter, [s, p] {
         if (Node *m = p ? s->nodes.value(p) : nullptr) applyScroll(m, true);
     });
 }
@@ -232,7 +234,7 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
             state->closing.insert(w);
             // A close the window refused (closeEvent ignored): it lives on.
             QPointer<QWidget> p(w);
-            QTimer::singleShot(0, w, [this, p] {
+            QTimer::singleShot(0, this, [this, p] {
                 if (!p || !p->isVisible()) return;
                 state->closing.remove(p);
                 for (Node *m : nodesIn(state, p)) {
@@ -250,7 +252,7 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
                 m->closedCaptured = false;
             }
             QPointer<QWidget> p(w);
-            QTimer::singleShot(0, w, [this, p] {
+            QTimer::singleShot(0, this, [this, p] {
                 if (Node *m = p ? state->nodes.value(p) : nullptr) m->lastGeometry = p->saveGeometry();
             });
         }
@@ -461,16 +463,24 @@ void applyView(Node *n, QAbstractItemView *view, const Values &vals) {
     QAbstractItemModel *m = view->model();
     QItemSelectionModel *sm = view->selectionModel();
     if (!m || !sm) return;
+    const QVariant *ids = get(vals, "selected", QMetaType::QStringList);
+    // Many selected rows: one pass over the model, not one per row.
+    QHash<QString, int> rows;
+    if (ids && ids->toStringList().size() > 1) {
+        const int count = m->rowCount(view->rootIndex());
+        for (int r = count - 1; r >= 0; r--) rows.insert(identityOf(view, r), r);   // the first row wins
+    }
+    auto find = [&](const QString &id) { return rows.isEmpty() ? findRow(view, id) : rows.value(id, -1); };
     QString cur;
     if (getString(vals, "current", &cur)) {
-        int row = findRow(view, cur);
+        int row = find(cur);
         if (row >= 0) sm->setCurrentIndex(m->index(row, 0, view->rootIndex()), QItemSelectionModel::NoUpdate);
     }
-    if (const QVariant *ids = get(vals, "selected", QMetaType::QStringList)) {
+    if (ids) {
         QItemSelection sel;
         const int lastColumn = qMax(0, m->columnCount(view->rootIndex()) - 1);
         for (const QString &id : ids->toStringList()) {
-            int row = findRow(view, id);
+            int row = find(id);
             if (row >= 0) sel.select(m->index(row, 0, view->rootIndex()), m->index(row, lastColumn, view->rootIndex()));
         }
         sm->select(sel, QItemSelectionModel::ClearAndSelect);
