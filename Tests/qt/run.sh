@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# restoration-qt under Xvfb: Tests/qt/widgets.cpp (every widget type, the
-# library's failures), then Examples/qt-notes as a user sees it:
+# restoration-qt under Xvfb: make install-qt / uninstall-qt staged, an app
+# built with pkg-config alone, Tests/qt/widgets.cpp (every widget type, the
+# library's failures; again under ASan and UBSan), then Examples/qt-notes
+# as a user sees it:
 #  1. a session: type a search, click a note far down the list, scroll the
 #     list, drag the splitter, type in the editor, switch tab, untick a
 #     checkbox, pick a combo entry, type a password, resize the window; once
@@ -86,6 +88,21 @@ STATE="$WORK/state"; mkdir -p "$STATE"
 mkdir -p "$WORK/widgets-state"
 if timeout 120 "$WORK/widgets" "$WORK/widgets-state" > "$WORK/widgets.log" 2>&1; then ok "$(grep '^widgets:' "$WORK/widgets.log")"
 else bad "Tests/qt/widgets.cpp: $(grep -v '^restoration-qt:' "$WORK/widgets.log")"; fi
+# The same, the library and the test built with AddressSanitizer and UBSan
+# (leaks not checked: Qt's and D-Bus's own allocations at exit would count).
+mkdir -p "$WORK/asan" "$WORK/asan-state"
+if g++ -std=c++17 -fPIC -shared -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -IInclude $(pkg-config --cflags Qt6Widgets) \
+     Toolkits/qt/restoration-qt.cpp -o "$WORK/asan/librestoration-qt.so.1" -Wl,-soname,librestoration-qt.so.1 \
+     -L"$BIN" -lrestoration $(pkg-config --libs Qt6Widgets) \
+   && g++ -std=c++17 -fPIC -g -O1 -fsanitize=address,undefined -IInclude -IToolkits/qt $(pkg-config --cflags Qt6Widgets) \
+     Tests/qt/widgets.cpp -o "$WORK/asan/widgets" -L"$WORK/asan" -l:librestoration-qt.so.1 -L"$BIN" -lrestoration \
+     $(pkg-config --libs Qt6Widgets) -Wl,-rpath,"$WORK/asan" -Wl,-rpath,"$BIN"; then
+  if ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+     timeout 300 "$WORK/asan/widgets" "$WORK/asan-state" > "$WORK/asan.log" 2>&1 \
+     && ! grep -q 'runtime error\|AddressSanitizer' "$WORK/asan.log"; then
+    ok "under ASan and UBSan: $(grep '^widgets:' "$WORK/asan.log")"
+  else bad "Tests/qt/widgets.cpp under ASan/UBSan: $(grep -v '^restoration-qt:' "$WORK/asan.log")"; fi
+else bad "compile with -fsanitize=address,undefined"; fi
 shot() { rm -f "$1"; if import -window root "$1" 2>"$WORK/import.log" && [ -s "$1" ]; then ok "screenshot $1"; else bad "screenshot $1: $(cat "$WORK/import.log")"; fi; }
 wait_file() { for _ in $(seq 1 300); do [ -f "$1" ] && return 0; sleep 0.1; done; return 1; }
 field() { sed -n "s/^$1=//p" "$2" | head -1; }
