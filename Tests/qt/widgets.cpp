@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -194,6 +195,9 @@ int main(int argc, char **argv) {
     CHANGED(e, { a.table->selectionModel()->select(a.table->model()->index(3, 0),
                  QItemSelectionModel::Select | QItemSelectionModel::Rows); });
     CHANGED(e, a.table->scrollToItem(a.table->item(40, 0), QAbstractItemView::PositionAtTop));
+    a.table->horizontalHeader()->resizeSection(1, 123);       // by the program: saved with the next change
+    CHANGED(e, a.table->horizontalHeader()->setSortIndicator(1, Qt::DescendingOrder));
+    CHANGED(e, a.table->horizontalHeader()->moveSection(1, 0));
     CHANGED(e, a.root->resize(640, a.root->height() + 20));
     settle(100);
     const QSize savedSize = a.root->size();
@@ -263,6 +267,10 @@ int main(int argc, char **argv) {
     CHECK((selected == QList<int>{ rowOf(b.table, "id-7"), rowOf(b.table, "id-3") }));
     CHECK(b.table->currentIndex().row() == rowOf(b.table, "id-3") || b.table->currentIndex().row() == rowOf(b.table, "id-7"));
     CHECK(b.table->indexAt(QPoint(0, 0)).row() == rowOf(b.table, "id-40"));
+    CHECK(b.table->horizontalHeader()->sectionSize(1) == 123);
+    CHECK(b.table->horizontalHeader()->sortIndicatorSection() == 1);
+    CHECK(b.table->horizontalHeader()->sortIndicatorOrder() == Qt::DescendingOrder);
+    CHECK(b.table->horizontalHeader()->visualIndex(1) == 0);
     CHECK(RestorationQt::finish(e) == RST_OK);
     CHECK(RestorationQt::finish(nullptr) == RST_OK);
     RestorationQt::skip(nullptr);
@@ -344,6 +352,41 @@ int main(int argc, char **argv) {
     CHECK(RestorationQt::finish(e) == RST_OK);
     delete tool3;
     delete main2;
+
+    // ---- a QMainWindow's dock: floated by the user, floating again ----
+    const QByteArray dpath = QByteArray(argv[1]) + "/docks.rst";
+    QFile::remove(QString::fromLocal8Bit(dpath));
+    auto mainWindow = [](QDockWidget **dock) {
+        auto *mw = new QMainWindow;
+        mw->setObjectName("mw");
+        mw->setCentralWidget(new QLineEdit);
+        *dock = new QDockWidget("Dock");
+        (*dock)->setObjectName("dock");
+        (*dock)->setWidget(new QLineEdit);
+        mw->addDockWidget(Qt::LeftDockWidgetArea, *dock);
+        mw->resize(500, 400);
+        return mw;
+    };
+    QDockWidget *dock1 = nullptr, *dock2 = nullptr;
+    e = engineAt(dpath);
+    QMainWindow *mw1 = mainWindow(&dock1);
+    CHECK(RestorationQt::track(e, mw1) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_ERR_NOT_FOUND);
+    mw1->show();
+    settle(200);
+    CHECK(rst_save(e) == RST_OK);
+    CHANGED(e, dock1->setFloating(true));
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete mw1;
+    e = engineAt(dpath);
+    QMainWindow *mw2 = mainWindow(&dock2);
+    CHECK(RestorationQt::track(e, mw2) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_OK);
+    mw2->show();
+    settle(200);
+    CHECK(dock2->isFloating());
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete mw2;
 
     std::printf("widgets: %d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

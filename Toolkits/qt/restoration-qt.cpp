@@ -11,6 +11,9 @@
 #include <QAbstractSlider>
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QGuiApplication>
+#include <QHeaderView>
 #include <QDoubleSpinBox>
 #include <QEvent>
 #include <QHash>
@@ -29,6 +32,9 @@
 #include <QTextCursor>
 #include <QTextEdit>
 #include <QTimer>
+#include <QToolBar>
+#include <QTableView>
+#include <QTreeView>
 
 #include <csignal>
 #include <cstring>
@@ -275,7 +281,15 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
  * closes: once it is destroyed its records are still written (frozen), and
  * a widget tracked again at the same path gets them back. */
 const char *const kKeys[] = { "geometry", "state", "index", "page", "text", "html", "cursor", "value",
-                              "checked", "hscroll", "vscroll", "top", "current", "selected" };
+                              "checked", "hscroll", "vscroll", "top", "current", "selected", "header" };
+
+/* The header whose state (column widths and order, sort column) a view's
+ * record holds: a tree view's, a table view's horizontal one. */
+QHeaderView *headerOf(QWidget *w) {
+    if (auto *tree = qobject_cast<QTreeView *>(w)) return tree->header();
+    if (auto *table = qobject_cast<QTableView *>(w)) return table->horizontalHeader();
+    return nullptr;
+}
 
 const QVariant *get(const Values &vals, const char *key, int type) {
     for (const Value &v : vals)
@@ -356,13 +370,17 @@ Values capture(Node *n) {
     QModelIndex cur = view->currentIndex();
     if (cur.isValid() && cur.parent() == view->rootIndex()) put("current", identityOf(view, cur.row()));
     if (QItemSelectionModel *sm = view->selectionModel()) {
-        QList<int> rows;
+        QSet<int> unique;
         for (const QModelIndex &i : sm->selectedIndexes())
-            if (i.parent() == view->rootIndex() && !rows.contains(i.row())) rows.append(i.row());
+            if (i.parent() == view->rootIndex()) unique.insert(i.row());
+        QList<int> rows(unique.begin(), unique.end());
         std::sort(rows.begin(), rows.end());
         QStringList ids;
         for (int r : rows) ids << identityOf(view, r);
         put("selected", ids);
+    }
+    if (QHeaderView *h = headerOf(view)) {
+        put("header", h->saveState());
     }
     return out;
 }
@@ -486,6 +504,8 @@ void applyView(Node *n, QAbstractItemView *view, const Values &vals) {
         sm->select(sel, QItemSelectionModel::ClearAndSelect);
     }
     n->hasTop = getString(vals, "top", &n->top);
+    QByteArray state;
+    if (QHeaderView *h = headerOf(view); h && getBytes(vals, "header", &state)) h->restoreState(state);
 }
 
 void applyValues(Node *n, const Values &vals) {
@@ -637,6 +657,23 @@ void connectChanges(Node *n) {
     else if (auto *sb = qobject_cast<QSpinBox *>(w)) cs.push_back(QObject::connect(sb, &QSpinBox::valueChanged, w, on));
     else if (auto *sl = qobject_cast<QAbstractSlider *>(w)) cs.push_back(QObject::connect(sl, &QAbstractSlider::valueChanged, w, on));
     else if (auto *bt = qobject_cast<QAbstractButton *>(w)) cs.push_back(QObject::connect(bt, &QAbstractButton::toggled, w, on));
+    // Docks and toolbars: their place is in their QMainWindow's state.
+    else if (auto *dw = qobject_cast<QDockWidget *>(w)) {
+        cs.push_back(QObject::connect(dw, &QDockWidget::topLevelChanged, w, on));
+        cs.push_back(QObject::connect(dw, &QDockWidget::dockLocationChanged, w, on));
+    } else if (auto *tb = qobject_cast<QToolBar *>(w)) {
+        cs.push_back(QObject::connect(tb, &QToolBar::topLevelChanged, w, on));
+        cs.push_back(QObject::connect(tb, &QToolBar::orientationChanged, w, on));
+    }
+    if (QHeaderView *h = headerOf(w)) {
+        cs.push_back(QObject::connect(h, &QHeaderView::sectionMoved, w, on));
+        cs.push_back(QObject::connect(h, &QHeaderView::sortIndicatorChanged, w, on));
+        // Sections also resize as the view lays out (a stretched last
+        // section): only a drag by the user is a change.
+        cs.push_back(QObject::connect(h, &QHeaderView::sectionResized, w, [n] {
+            if (QGuiApplication::mouseButtons() != Qt::NoButton) changed(n);
+        }));
+    }
     if (auto *area = qobject_cast<QAbstractScrollArea *>(w)) {
         w->installEventFilter(n->state->filter);    // Show: the pending scroll
         for (QScrollBar *bar : { area->horizontalScrollBar(), area->verticalScrollBar() }) {
