@@ -3,7 +3,8 @@
 #   make test       every test (Swift and C, the installed library), then all again under AddressSanitizer,
 #                   then the thread tests under ThreadSanitizer, then the GTK 4 example under Xvfb: what CI runs
 #   make            the release library, restorectl and the manual pages, as `make install` installs them
-#   make install    PREFIX=/usr/local DESTDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages)
+#   make install    PREFIX=/usr/local DESTDIR= BUILDDIR= (librestoration.so.1, headers, restoration.pc, restorectl, man pages);
+#                   BUILDDIR=/some/dir builds there, outside the checkout, which is then only read (it may be read-only)
 #   make uninstall  the same variables; removes exactly what install put there
 SHELL := /bin/bash
 CONFIG ?= debug
@@ -30,8 +31,25 @@ SONAME  := librestoration.so.$(SOMAJOR)
 # Release products for installation, in their own scratch folder: the
 # library carries the Swift runtime (its target links with -static-stdlib),
 # restorectl too (--static-swift-stdlib), so neither needs a Swift toolchain.
+# With BUILDDIR every build product goes there and nothing is written to the
+# checkout: SwiftPM writes Package.resolved beside Package.swift, so the
+# package is first copied to $(BUILDDIR)/src (build folders left out) and
+# built from that copy.
+BUILDDIR ?=
+ifeq ($(strip $(BUILDDIR)),)
 DIST     := .build-install
+PKG      := $(CURDIR)
+else
+override BUILDDIR := $(abspath $(BUILDDIR))
+DIST     := $(BUILDDIR)
+PKG      := $(BUILDDIR)/src
+endif
 DIST_BIN := $(DIST)/release
+# ldconfig refreshes the loader's cache only for a real install into a
+# system prefix: not for a private PREFIX, not when staging with DESTDIR.
+LDCONFIG ?= ldconfig
+SYSTEM_PREFIXES := /usr /usr/local
+RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(prefix))))
 # The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
 MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
@@ -60,6 +78,12 @@ deps-gtk:
 	  echo "installing libgtk-4-dev xvfb"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libgtk-4-dev xvfb; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libgtk-4-dev xvfb; fi; \
+	fi
+	@# The test's screenshots (xwd from x11-apps, ImageMagick's convert) and its window resize (xdotool).
+	@if ! command -v xwd >/dev/null || ! [ -x /usr/bin/convert ] || ! command -v xdotool >/dev/null; then \
+	  echo "installing x11-apps imagemagick xdotool"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq x11-apps imagemagick xdotool; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq x11-apps imagemagick xdotool; fi; \
 	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin
@@ -93,6 +117,7 @@ test: deps
 	$(MAKE) --no-print-directory test-asan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
@@ -124,10 +149,17 @@ test-asan: deps
 	  -Xlinker --version-script=$(CURDIR)/.ci/asan-exports.map 2>&1 | tee .build-asan/swift-test.log || rc=1; \
 	Tests/count-xctest.sh asan .build-asan/swift-test.log >> $(TEST_SUMMARY); exit $$rc
 
-# Examples/gtk-notes under Xvfb: change, kill -9, relaunch (RECOVER, every
-# piece of state back), SIGTERM; writes .build/gtk-notes-restored.png.
+# restoration-gtk and Examples/gtk-notes under Xvfb: change, kill -9,
+# relaunch (RECOVER, every widget back, the list's top row drawn), the model
+# reversed, SIGTERM, close; screenshots in .build/gtk-test/.
 test-gtk: deps-gtk
 	Tests/gtk/run.sh $(TEST_SUMMARY)
+
+# restorectl test on the examples (every kill point, the round trip; gtk-notes
+# under Xvfb) and the negative controls of Tests/deathtest/broken.c.
+.PHONY: test-death
+test-death: deps-gtk
+	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
 # --sanitize=thread, then each C program of TSAN_PROGRAMS (4 threads
@@ -184,9 +216,20 @@ bench: deps
 # The release library, restorectl, restorectl.1 (generated from its --help by
 # swift-argument-parser's generate-manual) and restoration.pc.
 dist: deps
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restoration
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product restorectl
-	swift build -c release --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
+ifneq ($(PKG),$(CURDIR))
+	@# The package's files (Package.resolved too, when the checkout has one),
+	@# copied with their mtimes, so rebuilds stay incremental; a file gone from
+	@# the checkout goes from the copy too.
+	@mkdir -p $(PKG)
+	tar -C $(CURDIR) --exclude='./.build*' --exclude=./.git --exclude=./.swiftpm \
+	  --exclude=./fuzz-out --exclude=./$(DEMO_DIR) $(if $(filter $(CURDIR)/%,$(BUILDDIR)),--exclude=./$(patsubst $(CURDIR)/%,%,$(BUILDDIR))) \
+	  -cf - . | tar -C $(PKG) -xf -
+	@cd $(PKG) && find . -type f ! -name Package.resolved ! -path './.swiftpm/*' | while read -r f; do \
+	  [ -e "$(CURDIR)/$$f" ] || rm -f "$$f"; done
+endif
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restoration
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restorectl
+	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
 	@mkdir -p $(DIST)/man
 	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
 	  --authors "The Restoration developers" -o $(DIST)/man
@@ -205,21 +248,78 @@ install: dist $(DIST)/restoration.pc
 	$(INSTALL) -m 755 $(DIST_BIN)/librestoration.so $(DESTDIR)$(libdir)/librestoration.so.$(VERSION)
 	ln -sf librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(libdir)/librestoration.so
-	$(INSTALL) -m 644 Include/restoration.h Include/restoration_plugin.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 Include/restoration.h Include/restoration_plugin.h Include/restoration_store.h $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 644 $(DIST)/restoration.pc $(DESTDIR)$(pkgconfigdir)/restoration.pc
 	$(INSTALL) -m 755 $(DIST_BIN)/restorectl $(DESTDIR)$(bindir)/restorectl
 	$(INSTALL) -m 644 $(DIST)/man/restorectl.1 $(DESTDIR)$(mandir)/man1/restorectl.1
 	$(INSTALL) -m 644 $(DIST)/man/restoration.3 $(DESTDIR)$(mandir)/man3/restoration.3
-	@# A real install into a system folder refreshes the loader's cache; a staged one does not.
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(call refresh_loader_cache)
 
 uninstall:
 	rm -f $(DESTDIR)$(libdir)/librestoration.so.$(VERSION) $(DESTDIR)$(libdir)/$(SONAME) \
 	  $(DESTDIR)$(libdir)/librestoration.so $(DESTDIR)$(pkgconfigdir)/restoration.pc \
 	  $(DESTDIR)$(includedir)/restoration.h $(DESTDIR)$(includedir)/restoration_plugin.h \
+	  $(DESTDIR)$(includedir)/restoration_store.h \
 	  $(DESTDIR)$(bindir)/restorectl $(DESTDIR)$(mandir)/man1/restorectl.1 \
 	  $(DESTDIR)$(mandir)/man3/restoration.3
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	$(call refresh_loader_cache)
+
+# A real install into a system prefix runs ldconfig (as root; otherwise it
+# says to); a private PREFIX or a DESTDIR stage does not touch the cache.
+define refresh_loader_cache
+$(if $(RUN_LDCONFIG),@if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFIG); \
+  else echo "note: run ldconfig as root to refresh the loader's cache for $(libdir)"; fi,\
+  @echo "not running ldconfig: $(if $(DESTDIR),staged in DESTDIR $(DESTDIR),$(prefix) is not a system prefix)")
+endef
+
+# ---------------------------------------------------------------------------
+# restoration-gtk (Toolkits/gtk, docs/GTK.md): a plain C library over
+# librestoration and GTK 4 (4.8 or later), outside SwiftPM.
+#   make gtk          .build/gtk/librestoration-gtk.so.1 against the in-tree librestoration (the tests')
+#   make dist-gtk     the same against the release library, in $(DIST)/gtk (part of `make`)
+#   make install-gtk / uninstall-gtk   part of `make install` / `make uninstall`
+# Without GTK 4's headers (pkg-config gtk4) dist-gtk and install-gtk say so
+# and do nothing; `make deps-gtk` installs them.
+.PHONY: gtk dist-gtk install-gtk uninstall-gtk
+GTK_VERSION := $(shell sed -n 's/^\#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
+GTK_SONAME  := librestoration-gtk.so.$(firstword $(subst ., ,$(GTK_VERSION)))
+GTK_LIB     := librestoration-gtk.so.$(GTK_VERSION)
+# $(call gtk_lib,OUT,LIBDIR,FLAGS): one shell line compiling the library into OUT against LIBDIR's
+# librestoration (-Werror in the tree only: a newer GTK's deprecations must not break a package build).
+gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra $(3) -O2 -g -fPIC -fvisibility=hidden -IInclude \
+  $$(pkg-config --cflags gtk4) -shared Toolkits/gtk/restoration-gtk.c -Wl,-soname,$(GTK_SONAME) \
+  -L$(2) -lrestoration $$(pkg-config --libs gtk4) -lm -o $(1)/$(GTK_LIB) && \
+  ln -sf $(GTK_LIB) $(1)/$(GTK_SONAME) && ln -sf $(GTK_SONAME) $(1)/librestoration-gtk.so
+
+gtk: deps deps-gtk
+	$(SWIFT_BUILD) --product restoration
+	@BIN=$$($(SWIFT_BUILD) --show-bin-path); ln -sf librestoration.so $$BIN/$(SONAME); \
+	$(call gtk_lib,.build/gtk,$$BIN,-Werror)
+
+all: dist-gtk
+dist-gtk: dist
+	@if pkg-config --exists gtk4; then \
+	  $(call gtk_lib,$(DIST)/gtk,$(DIST_BIN)) && \
+	  sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' -e 's|@INCLUDEDIR@|$(includedir)|g' \
+	      -e 's|@VERSION@|$(GTK_VERSION)|g' Toolkits/gtk/restoration-gtk.pc.in > $(DIST)/gtk/restoration-gtk.pc && \
+	  echo "restoration-gtk $(GTK_VERSION): $(DIST)/gtk/$(GTK_LIB)"; \
+	else echo "restoration-gtk: GTK 4 not found (pkg-config gtk4; make deps-gtk): not built"; fi
+
+install: install-gtk
+install-gtk: dist-gtk
+	@if [ -f $(DIST)/gtk/$(GTK_LIB) ]; then set -ex; \
+	  $(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir); \
+	  $(INSTALL) -m 755 $(DIST)/gtk/$(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_LIB); \
+	  ln -sf $(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_SONAME); \
+	  ln -sf $(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so; \
+	  $(INSTALL) -m 644 Toolkits/gtk/restoration-gtk.h $(DESTDIR)$(includedir)/; \
+	  $(INSTALL) -m 644 $(DIST)/gtk/restoration-gtk.pc $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc; \
+	fi
+
+uninstall: uninstall-gtk
+uninstall-gtk:
+	rm -f $(DESTDIR)$(libdir)/$(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so \
+	  $(DESTDIR)$(includedir)/restoration-gtk.h $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc
 
 clean:
 	rm -rf .build $(DIST) $(DEMO_DIR)
@@ -242,7 +342,9 @@ all: qt
 install: install-qt
 uninstall: uninstall-qt
 
-# QT_RST_LIB: the folder of the librestoration.so to link with; empty: the release build (dist).
+# QT_RST_LIB: the folder of the librestoration.so to link with (the tests' in-tree build, then
+# with -Werror); empty: the release build (dist), without -Werror, so that a newer Qt's
+# deprecations cannot break a package build.
 QT_LIB := $(QT_OUT)/librestoration-qt.so.$(QT_LIB_VERSION)
 ifeq ($(QT_HAVE),yes)
 qt: $(QT_LIB) $(QT_OUT)/restoration-qt.pc
@@ -253,7 +355,7 @@ endif
 
 $(QT_LIB): Toolkits/qt/restoration-qt.cpp Toolkits/qt/restoration-qt.h Include/restoration.h | $(if $(QT_RST_LIB),,dist)
 	@mkdir -p $(QT_OUT)
-	g++ -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra -Werror $(QT_CXXFLAGS) \
+	g++ -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra $(if $(QT_RST_LIB),-Werror) $(QT_CXXFLAGS) \
 	  -IInclude $$(pkg-config --cflags Qt6Widgets) Toolkits/qt/restoration-qt.cpp -o $@ \
 	  -Wl,-soname,$(QT_SONAME) -Wl,--no-undefined -L$(or $(QT_RST_LIB),$(DIST_BIN)) -lrestoration $$(pkg-config --libs Qt6Widgets)
 	ln -sf librestoration-qt.so.$(QT_LIB_VERSION) $(QT_OUT)/$(QT_SONAME)

@@ -116,7 +116,9 @@ typedef enum rst_status {
     RST_ERR_LIMIT     = 12  /**< a size, count or depth limit was exceeded */
 } rst_status;
 
-/** The library's version, "1.0.0".
+/** The library's version, the text RST_VERSION_STRING holds for the
+ *  library actually loaded (compare it with the header's to detect a
+ *  mismatch).
  *  @return static storage; never NULL. */
 RST_API const char *rst_version(void);
 /** The enumerator's name of a status.
@@ -217,7 +219,9 @@ typedef struct rst_engine_options {
      *  The engine wipes its copy of the key after use. NULL: no key. */
     rst_status (*encryption_key)(rst_engine *e, uint8_t key[32], void *ctx);
     /** How long a claimed signal waits for rst_dispatch() to do its save
-     *  before the library re-raises it anyway (see "Signals"). 0: 1000 ms. */
+     *  before the library re-raises it anyway, without the save (see
+     *  "When to save", Signals). 0: 1000 ms; a struct of version 1 or 2
+     *  also gets 1000 ms. */
     uint32_t    signal_deadline_ms;
 } rst_engine_options;
 #define RST_ENGINE_OPTIONS_VERSION 3
@@ -538,12 +542,15 @@ RST_API rst_status rst_decode_int     (rst_coder *c, const char *key, int64_t *o
  *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
  *          a decode callback or factory. */
 RST_API rst_status rst_decode_double  (rst_coder *c, const char *key, double *out);
-/** Reads a string (borrowed, NUL-terminated).
+/** Reads a string (borrowed, NUL-terminated); since 1.2 also an OS string
+ *  that is valid UTF-8.
  *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
- *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
- *          a decode callback or factory. */
+ *          (no such key); RST_ERR_TYPE (another type, or an OS string that is
+ *          not valid UTF-8); RST_ERR_STATE outside a decode callback or
+ *          factory. */
 RST_API rst_status rst_decode_string  (rst_coder *c, const char *key, const char **out, size_t *len);
 /** Reads bytes (borrowed); empty bytes give a non-NULL pointer and len 0.
+ *  Since 1.2 it also reads an OS string's raw bytes.
  *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out); RST_ERR_NOT_FOUND
  *          (no such key); RST_ERR_TYPE (another type); RST_ERR_STATE outside
  *          a decode callback or factory. */
@@ -599,6 +606,7 @@ typedef enum rst_value_type {
     RST_TYPE_STRING_ARRAY = 8,
     RST_TYPE_RECORD       = 9,
     RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
+    RST_TYPE_OS_STRING    = 11, /**< v1.2: rst_encode_os_string() (a file name) */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
@@ -693,27 +701,64 @@ RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t
  * rst_start_autosave_thread() — never by surprise on another thread. A due
  * save that fails (encode, file system, or should_save refused: all count
  * the same) stays due: it is retried after autosave_delay_ms, then twice
- * that, doubling up to autosave_max_delay_ms; each failure is logged at
- * RST_LOG_WARNING with its sentence and the wait; the engine stays dirty
- * until a save succeeds.
+ * that, doubling up to autosave_max_delay_ms; the engine stays dirty
+ * until a save succeeds. Logging (library 1.2): the first failure is
+ * logged at RST_LOG_WARNING with its sentence and the wait; further
+ * failures with the same status and sentence (the wait aside) are logged
+ * at RST_LOG_DEBUG only, plus one WARNING summary with their count at most
+ * once a minute; a different failure is logged at WARNING at once; the
+ * first success after failures is logged at RST_LOG_INFO.
+ *
+ * A restore by itself never makes the engine dirty: rst_mark_dirty() on
+ * the thread running this engine's restore, while it runs (a factory, a
+ * migration, decode, finished, did_finish_restoring), returns RST_OK and
+ * is ignored. Marks from other threads during the restore count.
  *
  * Host loop: give the loop rst_event_fd(); when it is readable call
  * rst_dispatch(). A loop that cannot watch a descriptor calls
  * rst_dispatch() when rst_next_timeout_ms() says. See docs/LIFECYCLE.md for
- * GLib, Qt, libuv and poll().
+ * GLib/GTK, Qt, libuv, poll() and curses.
  *
- * Signals: rst_save_on_signals(). Choices where the spec is silent:
- * SIGKILL, SIGSTOP and the fault signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE,
- * SIGTRAP, SIGABRT, SIGSYS) cannot be claimed (RST_ERR_INVALID); the claim
- * is spent by its first delivery (claim again to catch the next one); a
- * second delivery of the same signal before the saves finish does not wait
- * for them (the previous disposition is restored and the signal re-raised at
- * once: Ctrl-C twice quits); the signal is re-raised with kill(getpid(), sig)
+ * Logging: without a `log` callback the engine writes RST_LOG_WARNING and
+ * above to stderr; a full-screen (curses) program should pass one, or a
+ * failing autosave writes over its screen.
+ *
+ * Signals: rst_save_on_signals(). The handler is installed with SA_RESTART
+ * (the host's blocking calls — read(), waitpid() — are restarted, not
+ * failed with EINTR; poll(), select() and epoll_wait() still return EINTR,
+ * as the kernel does for them) and only writes to the engine's eventfd and
+ * posts a semaphore: the save itself runs in rst_dispatch().
+ *
+ * A claimed signal always ends the program as it would have. After its
+ * save, the library gives the signal its previous disposition back and
+ * re-raises it with no lock of the library held, so a previous handler
+ * that calls exit() and an atexit() that calls rst_flush() and
+ * rst_engine_destroy() complete. When no rst_dispatch() has done the save
+ * within signal_deadline_ms (options version 3; 0 and older structs: 1000
+ * ms) — the host is blocked outside its loop: a prompt, waitpid(), a
+ * read() — a library thread (started by the first claim, every signal
+ * blocked in it) re-raises the signal anyway: the changes since the last
+ * save are lost and the session stays open, so the next restore reports
+ * RECOVER. A loop that waits on rst_next_timeout_ms() must therefore wake
+ * within the deadline: cap its wait below it.
+ *
+ * Choices where the spec is silent: SIGKILL, SIGSTOP and the fault signals
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS) cannot be
+ * claimed (RST_ERR_INVALID); the claim is spent by its first delivery
+ * (claim again to catch the next one); a second delivery of the same
+ * signal before the saves finish does not wait for them (the previous
+ * disposition is restored and the signal re-raised at once: Ctrl-C twice
+ * quits); the signal is re-raised with kill(getpid(), sig)
  * (process-directed); when its previous disposition was SIG_DFL the process
  * ends, so the session is closed after the save (the next launch reads
- * RELAUNCH, not RECOVER); with a previous handler, that handler runs and the
- * session stays open. A failed signal save is logged at RST_LOG_ERROR and
- * the signal goes on. */
+ * RELAUNCH, not RECOVER; not after the deadline); with a previous handler,
+ * that handler runs and the session stays open (unless the handler ends the
+ * process through exit() and an atexit() destroys the engine). A save that
+ * is still running at the deadline does not hold the signal back (the
+ * archive is replaced atomically, so the old one stays whole). Several
+ * engines on one signal: it is re-raised when each has saved or passed its
+ * own deadline. A failed signal save is logged at RST_LOG_ERROR and the
+ * signal goes on. */
 /**@{*/
 
 /** Marks the engine dirty (`o`, which may be NULL, is the object whose
@@ -752,7 +797,9 @@ RST_API int        rst_event_fd(rst_engine *e);
  *          failure is also logged at RST_LOG_WARNING). */
 RST_API rst_status rst_dispatch(rst_engine *e);
 /** For loops that cannot poll a descriptor: milliseconds until
- *  rst_dispatch() has work (0: now).
+ *  rst_dispatch() has work (0: now; 0 too while a claimed signal waits for
+ *  its save). Asking is taken as a promise to dispatch when it says (for
+ *  rst_save_on_signals()).
  *  @return -1 when nothing is pending (clean, no autosave, no signal) or
  *          for NULL. */
 RST_API int64_t    rst_next_timeout_ms(rst_engine *e);
@@ -770,13 +817,16 @@ RST_API rst_status rst_start_autosave_thread(rst_engine *e);
  *  disposition and re-raises it, so the process ends as it would have
  *  (killed by that signal). Several engines may claim one signal: each
  *  saves on its own dispatch path; the signal is re-raised when the last
- *  has finished. Works with autosave_delay_ms == 0. Calling it again adds
- *  signals (and re-arms spent ones). See the section comment for the choices.
+ *  has finished — or, when no dispatch saved within signal_deadline_ms,
+ *  without the save. Works with autosave_delay_ms == 0. Calling it again
+ *  adds signals (and re-arms spent ones). See the section comment for the
+ *  deadline, SA_RESTART and the choices.
  *  @param signal_numbers `count` signal numbers; NULL only with count 0.
  *  @return RST_OK; RST_ERR_INVALID (NULL engine, no archive_path, NULL
  *          signals with count > 0, a signal that cannot be claimed);
  *          RST_ERR_STATE without a dispatcher (neither the autosave thread
- *          running nor rst_event_fd() handed out); RST_ERR_LIMIT past 64
+ *          running, nor rst_event_fd() handed out, nor rst_next_timeout_ms()
+ *          asked by a loop that dispatches when it says); RST_ERR_LIMIT past 64
  *          engines holding signals at once; RST_ERR_IO if sigaction fails. */
 RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signal_numbers, size_t count);
 /**@}*/
@@ -1128,7 +1178,12 @@ RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t)
  * nothing to save. Runs on the thread that saved, with no lock of the
  * engine held: it may call rst_mark_dirty(), rst_is_dirty() and
  * rst_last_save_sizes(). During a save on a signal it runs inside
- * rst_dispatch(), not in the signal handler. */
+ * rst_dispatch(), not in the signal handler. It runs before the saving
+ * call returns (so rst_last_error() after a failed rst_save() is still that
+ * save's). A failure is told with its status; the sentence is in the log
+ * (autosave, signal) or rst_last_error() (rst_save, rst_flush). A save from
+ * inside one of the engine's own callbacks (did_finish_restoring calling
+ * rst_save()) runs its listener with that outer callback's lock held. */
 /**@{*/
 #define RST_SAVE_CALL   0u  /**< rst_save(), rst_flush() */
 #define RST_SAVE_AUTO   1u  /**< autosave (rst_dispatch(), the autosave thread) */
@@ -1136,7 +1191,8 @@ RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t)
 typedef void (*rst_save_listener)(rst_engine *e, rst_status status,
                                   uint32_t trigger, void *ctx);
 /** Sets (or with NULL removes) the engine's save listener; one per engine,
- *  a second call replaces the first.
+ *  a second call replaces the first (a save running on another thread may
+ *  still call the one it replaced, once).
  *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
 RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, void *ctx);
 /** Marks this engine's session as ended cleanly, so the next restore of its
@@ -1159,9 +1215,11 @@ RST_API void rst_close_session(rst_engine *e);
  * and escapes the other bytes (`caf\xe9`; a backslash as `\\`);
  * `restorectl save --from` reads that form back to the same bytes. */
 /**@{*/
-/** Encodes `v` (NUL-terminated, any bytes) as an OS string.
+/** Encodes `v` (NUL-terminated, any bytes) as an OS string; "" is a
+ *  valid (empty) OS string. Inside a migration step it adds or replaces the
+ *  key like the other rst_encode_* functions.
  *  @return as rst_encode_string(), but any bytes are accepted; NULL `v`:
- *          RST_ERR_INVALID. */
+ *          RST_ERR_INVALID (and the save fails). */
 RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const char *v);
 /** Decodes an OS string or a string. `*out` (NUL-terminated) lives like a
  *  decoded string: until the callback returns.
@@ -1170,12 +1228,16 @@ RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const cha
  *          is valid UTF-8; rst_decode_bytes() reads its raw bytes. */
 RST_API rst_status rst_decode_os_string(rst_coder *c, const char *key, const char **out);
 /** Copies a string or OS string into the caller's buffer, with its NUL.
- *  @param[out] len its length without the NUL (may be NULL); 0 when the
- *         key is missing or of another type.
- *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE; RST_ERR_LIMIT when it
- *          does not fit in `cap` bytes (then `buf[0]` is NUL; nothing is
- *          written when `cap` is 0); RST_ERR_INVALID for a NULL `buf` with
- *          `cap` > 0. */
+ *  Whenever `cap` > 0 and the call does not return RST_OK, `buf` holds ""
+ *  (`buf[0]` is NUL); with `cap` 0 nothing is written, so
+ *  `rst_decode_string_copy(c, key, NULL, 0, &len)` asks for the size
+ *  (RST_ERR_LIMIT, `len` set; `len + 1` bytes are needed).
+ *  @param[out] len its length without the NUL (may be NULL), also when it
+ *         does not fit; 0 when the key is missing or of another type.
+ *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE (neither a string nor an
+ *          OS string); RST_ERR_LIMIT when it does not fit in `cap` bytes
+ *          (it needs its length + 1); RST_ERR_INVALID for a NULL `buf` with
+ *          `cap` > 0, a NULL coder or key. */
 RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
                                           char *buf, size_t cap, size_t *len);
 /**@}*/
@@ -1196,7 +1258,23 @@ RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
  * first among equals — until the archive fits, and fails as FAIL if only
  * roots are left. The archive lists the top path of each trimmed subtree;
  * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
- * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md. */
+ * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md.
+ *
+ * Choices this library makes where the contract is silent:
+ *  - The budget counts the whole archive (header, tables and checksum
+ *    included). Keys and names are shared and belong to no record.
+ *  - WARN logs its WARNING at every save that is over budget.
+ *  - TRIM writes the archive again without the chosen subtrees: the encode
+ *    callbacks of the objects that stay are called a second time.
+ *  - References to a trimmed object are dropped: rst_encode_object() of it
+ *    writes nothing (RST_TYPE_NONE at restore) and an object array leaves
+ *    the element out. Carried records under a trimmed object go with it.
+ *  - The list of trimmed paths is a value in the first root record (a
+ *    type 1.1 readers skip, so they read a trimmed archive); its bytes are
+ *    part of that record's own bytes.
+ *  - At the next restore the trimmed tops come after the archive's own
+ *    skips in rst_last_restore_skips(), and the report's `skipped` counts
+ *    them (`archived` does not: they are not in the archive). */
 /**@{*/
 /** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
  *  trimmed first).
@@ -1211,7 +1289,12 @@ typedef struct rst_size_entry {
     uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
 } rst_size_entry;
 /** Every record the last successful or budget-failed save considered, in
- *  archive order, trimmed ones included (with `trimmed = 1`).
+ *  archive order, trimmed ones included (with `trimmed = 1` and the sizes
+ *  they would have taken). A save that failed before its archive was
+ *  complete for another reason (an encode error, should_save) leaves the
+ *  previous list; one that failed writing the file lists the archive it
+ *  could not write. The buffer saves of rst_save_to_buffer() count;
+ *  rst_export() does not. Safe to call from a save listener.
  *  @param[out] out one block (the strings inside it), freed with one
  *         rst_free(); NULL with `*count = 0` before any save.
  *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
@@ -1271,6 +1354,45 @@ RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
  *  @param[out] buf freed with rst_free(); @param[out] len its length.
  *  @return as rst_save_to_buffer(). */
 RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Testing process death (@since 1.2)
+ * No functions: the library reads three environment variables once per
+ * process, with secure_getenv() (so never in set-user-ID or set-group-ID
+ * programs), when it creates its first engine. See docs/TESTING.md and
+ * `restorectl test`.
+ *
+ * RESTORATION_KILL_AT=POINT[:N] — the process sends itself SIGKILL (no
+ * handler, no atexit, no flush) the N-th time (default 1) any engine with
+ * an archive path reaches POINT: `save-begin` (rst_save() begins, before
+ * should_save), `save-encoded` (every encode done, nothing written),
+ * `save-written` (the new archive durable in its temporary, not yet
+ * renamed), `save-replaced` (renamed into place, before anything after
+ * it), `restore-begin` (every rst_restore(), with or without an archive),
+ * `restore-decoding` (in the turn of the first decode callback: the
+ * crash marker names its record), `restore-finished` (after
+ * did_finish_restoring, the crash marker removed), `autosave` (a due
+ * autosave starts, before its save). rst_save_to_buffer(),
+ * rst_restore_from_buffer() and rst_export() reach none. An invalid value
+ * is ignored and logged once (WARNING) through the first engine that saves
+ * or restores a file.
+ *
+ * RESTORATION_TEST_EXIT=restored with RESTORATION_TEST_REPORT=FILE — when
+ * the first rst_restore() of the process has finished (after
+ * did_finish_restoring, or after it found nothing or failed), FILE gets a
+ * JSON report, written atomically: {"reason": "RST_REASON_…",
+ * "generation": G, "restored": N, "skipped": [{"path", "reason":
+ * "RST_SKIP_…", "detail"}], "archive_bytes": B, "store": "file '<path>'",
+ * "status": "RST_OK" or the failure's, "error": its message}. Then the
+ * process ends with _exit(0): stdio is flushed, but no atexit handler,
+ * destructor or signal handler runs, so nothing saves on the way out. A
+ * report that cannot be written: logged at ERROR, _exit(70).
+ * RESTORATION_TEST_EXIT=roundtrip first saves the state just restored to
+ * FILE.rst (the archive is not touched; the report adds "roundtrip").
+ * Without RESTORATION_TEST_REPORT (or with another value): one WARNING,
+ * and the program goes on. */
+/**@{*/
 /**@}*/
 
 #ifdef __cplusplus

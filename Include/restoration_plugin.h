@@ -334,6 +334,9 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
 #define rst_coder_rename            rst_plugin_api__->coder_rename
 #define rst_extend_restoration      rst_plugin_api__->extend_restoration
 #define rst_complete_restoration    rst_plugin_api__->complete_restoration
+/* Library 1.2, size budgets: check RST_HOST_API_HAS(api, last_save_sizes). */
+#define rst_set_object_priority     rst_plugin_api__->set_object_priority
+#define rst_last_save_sizes         rst_plugin_api__->last_save_sizes
 #endif /* RST_PLUGIN */
 
 #ifdef __cplusplus

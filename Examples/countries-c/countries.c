@@ -16,13 +16,19 @@
  *                           restores; the detail screen and its map pane come
  *                           back from the plugins in DIR/plugins. Then it
  *                           saves again (now through the plugin objects).
+ *   countries DIR demo-loop restores (or starts as "first" would), then keeps
+ *                           scrolling the list and autosaving every 20 ms
+ *                           until killed (at most 60 s, then it saves and
+ *                           exits): a program for `restorectl test`.
  *
  * Build: cc -IInclude countries.c -L<bin> -lrestoration -Wl,-rpath,<bin>
  */
+#define _POSIX_C_SOURCE 200809L   /* nanosleep */
 #include <restoration.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHECK(call) do { rst_status s_ = (call); if (s_ != RST_OK) { \
@@ -146,12 +152,14 @@ static void log_line(rst_engine *e, int level, const char *message, void *ctx) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 || (strcmp(argv[2], "first") != 0 && strcmp(argv[2], "relaunch") != 0)) {
-        fprintf(stderr, "usage: countries DIR first|relaunch\n");
+    if (argc != 3 || (strcmp(argv[2], "first") != 0 && strcmp(argv[2], "relaunch") != 0
+                      && strcmp(argv[2], "demo-loop") != 0)) {
+        fprintf(stderr, "usage: countries DIR first|relaunch|demo-loop\n");
         return 2;
     }
     const char *dir = argv[1];
     bool first = strcmp(argv[2], "first") == 0;
+    bool demo = strcmp(argv[2], "demo-loop") == 0;
     char archive[4096], plugins[4096];
     snprintf(archive, sizeof archive, "%s/countries.rst", dir);
     snprintf(plugins, sizeof plugins, "%s/plugins", dir);
@@ -164,6 +172,10 @@ int main(int argc, char **argv) {
     opts.should_restore = should_restore;
     opts.did_finish_restoring = did_finish;
     opts.log = log_line;
+    if (demo) {
+        opts.autosave_delay_ms = 20;
+        opts.generations = 2;
+    }
     rst_engine *e = NULL;
     CHECK(rst_engine_create(&opts, &e));
 
@@ -176,7 +188,32 @@ int main(int argc, char **argv) {
     CHECK(rst_register_object(e, "List", onav, "CountryList", &list_cb, &list, &olist));
     CHECK(rst_register_object(e, "Settings", otabs, "Settings", &settings_cb, &settings, &osettings));
 
-    if (first) {
+    if (demo) {
+        printf("== demo loop (pid %ld): restore, then scroll and autosave until killed\n", (long)getpid());
+        rst_status s = rst_restore(e);
+        if (s != RST_OK) printf("no state restored (%s: %s): starting as a first launch\n", rst_status_name(s), rst_last_error());
+        if (!rst_find_object(e, "Tabs/Countries/Detail")) {
+            tabs.selected_tab = 0;
+            list.scroll_offset = 412.5;
+            snprintf(list.selection, sizeof list.selection, "NO");
+            settings.metric_units = true;
+            snprintf(detail.country, sizeof detail.country, "NO");
+            detail.source = olist;
+            detail.visits = 3;
+            map.zoom = 7.5; map.lat = 60.47; map.lon = 8.47;
+            rst_object *odetail, *omap;
+            CHECK(rst_register_object(e, "Detail", onav, "CountryDetail", &detail_cb, &detail, &odetail));
+            CHECK(rst_register_object(e, "Map", odetail, "MapPane", &map_cb, &map, &omap));
+        }
+        for (int i = 0; i < 3000; i++) {   /* 60 s */
+            list.scroll_offset += 1;
+            CHECK(rst_mark_dirty(e, olist));
+            nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+            rst_status d = rst_dispatch(e);
+            if (d != RST_OK) printf("autosave: %s: %s\n", rst_status_name(d), rst_last_error());
+        }
+        CHECK(rst_save(e));
+    } else if (first) {
         printf("== first launch (pid %ld): the user navigates\n", (long)getpid());
         tabs.selected_tab = 0;
         list.scroll_offset = 412.5;

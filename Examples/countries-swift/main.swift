@@ -21,6 +21,11 @@
 //                                 DIR/plugins (libcountries_detail.so,
 //                                 libCountriesPanesPlugin.so). Then it saves
 //                                 again (now through the plugin objects).
+//   countries-swift DIR demo-loop restores (or starts as "first" would), then
+//                                 keeps scrolling the list and autosaving every
+//                                 20 ms until killed (at most 60 s, then it
+//                                 saves and exits): a program for
+//                                 `restorectl test`.
 //
 // Run: swift run countries-swift DIR first && swift run countries-swift DIR relaunch
 // (`make demo` copies the plugins into DIR/plugins for the C host; do the
@@ -193,12 +198,13 @@ final class MapPane: StateRestoring {
 // MARK: - main
 
 let args = CommandLine.arguments
-guard args.count == 3, args[2] == "first" || args[2] == "relaunch" else {
-    FileHandle.standardError.write("usage: countries-swift DIR first|relaunch\n".data(using: .utf8)!)
+guard args.count == 3, ["first", "relaunch", "demo-loop"].contains(args[2]) else {
+    FileHandle.standardError.write("usage: countries-swift DIR first|relaunch|demo-loop\n".data(using: .utf8)!)
     exit(2)
 }
 let dir = args[1]
 let first = args[2] == "first"
+let demo = args[2] == "demo-loop"
 let archive = "\(dir)/countries.rst"
 
 func fail(_ what: String, _ error: Error) -> Never {
@@ -217,12 +223,17 @@ options.log = { level, message in
     if level >= .info { print("  log[\(level)] \(message)") }
 }
 
+if demo {
+    options.autosaveDelay = .milliseconds(20)
+    options.generations = 2
+    options.crashQuarantine = true
+}
 let engine: RestorationEngine
 do { engine = try RestorationEngine(options: options) } catch { fail("RestorationEngine(options:)", error) }
 
 let tabs = TabBar()
 let nav = NavigationStack(tabs: tabs)
-let list = CountryList(nav: nav, codes: countryCodes(fresh: !first))
+let list = CountryList(nav: nav, codes: countryCodes(fresh: !first && !demo))
 let settings = SettingsScreen(tabs: tabs)
 do {
     try engine.register(tabs)
@@ -231,7 +242,36 @@ do {
     try engine.register(settings)
 } catch { fail("register", error) }
 
-if first {
+if demo {
+    print("== demo loop (pid \(getpid())): restore, then scroll and autosave until killed")
+    do { try engine.restore() } catch { print("no state restored (\(error)): starting as a first launch") }
+    var opened: (CountryDetail, MapPane)? = nil
+    if engine.registeredObject(atPath: "Tabs/Countries/Detail") == nil {
+        list.scrollOffset = 412.5
+        list.firstVisibleRow = 4
+        list.selectedRow = list.rows.index(forElementWithModelIdentifier: "NO")
+        settings.metricUnits = true
+        nav.depth = 2
+        let detail = CountryDetail(nav: nav, source: list, country: "NO")
+        detail.visits = 3
+        let map = MapPane(detail: detail)
+        map.zoom = 7.5
+        map.center = .init(lat: 60.47, lon: 8.47)
+        do {
+            try engine.register(detail)
+            try engine.register(map)
+        } catch { fail("register", error) }
+        opened = (detail, map)
+    }
+    for _ in 0..<3000 {   // 60 s
+        list.scrollOffset += 1
+        engine.markDirty()
+        usleep(20_000)
+        do { try engine.dispatch() } catch { print("autosave: \(error)") }
+    }
+    do { try engine.save() } catch { fail("save", error) }
+    withExtendedLifetime(opened) {}
+} else if first {
     print("== first launch (pid \(getpid())): the user navigates")
     tabs.selectedTab = 0
     nav.depth = 2

@@ -1,29 +1,35 @@
-/* gtk-notes: a GTK 4 application in C that restores its state with
- * librestoration 1.1 — the window size, the visible page of a stack, an
- * entry's text, a list's selection (by the item's identity, not its
- * index) and its scroll position. It marks the engine dirty on each
- * change, lets the engine autosave through the GLib main loop
- * (g_unix_fd_add on rst_event_fd), saves on SIGTERM/SIGINT/SIGHUP, keeps 2
- * generations, and tells after a crash that it recovered (RECOVER).
+/* gtk-notes: a GTK 4 application in C whose state is restored by
+ * restoration-gtk (Toolkits/gtk): the window size, the page of a stack, a
+ * search entry, a list's selection (by the item's identity, not its index)
+ * and the row at its top, the divider between the list and the note, the
+ * note's text, and the settings page (a check button, a scale; the password
+ * entry is never saved). The engine autosaves on the GLib main loop, saves
+ * on SIGTERM/SIGINT/SIGHUP and at the window's close, keeps 2 generations,
+ * and the status line tells after a crash that it recovered (RECOVER).
  *
  *   notes STATE_DIR
  *
  * Test hooks (Tests/gtk/run.sh, under Xvfb), all optional:
- *   NOTES_SET="page=P;entry=T;select=ITEM;scroll=Y;width=W;height=H"
- *       applied once the window is shown, as a user would; when the
- *       autosave has written it, the file $NOTES_READY is created.
- *   NOTES_DUMP=FILE   once restored and laid out, writes the state shown
- *       (reason=…, width=…, …) to FILE, a screenshot to $NOTES_SCREENSHOT
- *       (PNG) if set, then quits (flush, destroy).
- *   NOTES_REVERSE=1   the list model in reverse order (the selection must
- *       follow the item, not the index).
- *   NOTES_AUTOSAVE_MS=N  the autosave delay; NOTES_READY_DIRTY=FILE: FILE
- *       is written right after the changes, while still dirty (with a long
- *       delay, only a signal save can then save them). */
+ *   NOTES_SET="page=P;entry=T;note=T;select=ITEM;top=ROW;divider=X;
+ *              width=W;height=H;wrap=0|1;size=N;password=T"
+ *       applied once the window is shown, as a user would (top=ROW
+ *       scrolls the list so that row index ROW is at its top); when the
+ *       autosave has written them, the file $NOTES_READY is created.
+ *   NOTES_READY_DIRTY=FILE  written right after the changes instead, while
+ *       still dirty (with a long NOTES_AUTOSAVE_MS only a signal save or the
+ *       close can save them); NOTES_CLOSE=1 then closes the window.
+ *   NOTES_DUMP=FILE   once restored and laid out, writes the state the
+ *       widgets show (reason=…, width=…, top_row=…: the row drawn at the top
+ *       of the list) to FILE, then keeps running (for a screenshot). The
+ *       page is shown as restored, then the list page is brought up to read
+ *       the list: run it with a long NOTES_AUTOSAVE_MS and kill it.
+ *   NOTES_REVERSE=1   the list model in reverse order (the selection and
+ *       the top row must follow the item, not the index).
+ *   NOTES_AUTOSAVE_MS=N  the autosave delay. */
 #define _GNU_SOURCE 1
 #include <gtk/gtk.h>
-#include <glib-unix.h>
 #include <restoration.h>
+#include <restoration-gtk.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,135 +38,33 @@
 #define ITEMS 150
 
 typedef struct app {
-    rst_engine     *engine;
-    GtkWindow      *window;
-    GtkStack       *stack;
-    GtkEntry       *entry;
-    GtkStringList  *model;
-    GtkSingleSelection *selection;
-    GtkAdjustment  *vadj;
-    GtkLabel       *status;
-    /* restored values waiting for the widgets (scroll needs a layout) */
-    double          pending_scroll;
-    bool            scroll_pending;
+    rst_engine *engine;
     rst_restore_reason reason;
-    bool            restored;
+    GtkWindow *window;
+    GtkStack *stack;
+    GtkEditable *search, *password;
+    GtkTextView *note;
+    GtkPaned *divider;
+    GtkListView *list;
+    GtkCheckButton *wrap;
+    GtkRange *size;
 } app;
 
-/* ---- what each object saves and restores ---- */
-
-static void window_encode(void *inst, rst_coder *c) {
-    app *a = inst;
-    int w = 0, h = 0;
-    gtk_window_get_default_size(a->window, &w, &h);
-    rst_encode_int(c, "width", w);
-    rst_encode_int(c, "height", h);
-}
-static void window_decode(void *inst, rst_coder *c) {
-    app *a = inst;
-    int64_t w = 0, h = 0;
-    if (rst_decode_int(c, "width", &w) == RST_OK && rst_decode_int(c, "height", &h) == RST_OK && w > 0 && h > 0)
-        gtk_window_set_default_size(a->window, (int)w, (int)h);
+/* restoration: a row is named by its string ("Item 042"), whatever its index. */
+static const char *row_identity(GObject *item, void *ctx) {
+    (void)ctx;
+    return gtk_string_object_get_string(GTK_STRING_OBJECT(item));
 }
 
-static void stack_encode(void *inst, rst_coder *c) {
-    app *a = inst;
-    const char *name = gtk_stack_get_visible_child_name(a->stack);
-    rst_encode_string(c, "page", name ? name : "");
-}
-static void stack_decode(void *inst, rst_coder *c) {
-    app *a = inst;
-    const char *page = NULL;
-    if (rst_decode_string(c, "page", &page, NULL) == RST_OK && gtk_stack_get_child_by_name(a->stack, page))
-        gtk_stack_set_visible_child_name(a->stack, page);
-}
-
-static void entry_encode(void *inst, rst_coder *c) {
-    app *a = inst;
-    rst_encode_string(c, "text", gtk_editable_get_text(GTK_EDITABLE(a->entry)));
-}
-static void entry_decode(void *inst, rst_coder *c) {
-    app *a = inst;
-    const char *text = NULL;
-    if (rst_decode_string(c, "text", &text, NULL) == RST_OK) gtk_editable_set_text(GTK_EDITABLE(a->entry), text);
-}
-
-static const char *selected_item(app *a) {
-    GObject *item = gtk_single_selection_get_selected_item(a->selection);
-    return item ? gtk_string_object_get_string(GTK_STRING_OBJECT(item)) : NULL;
-}
-
-/* The list: its selection by the item's identity (its string), and the scroll offset. */
-static void list_encode(void *inst, rst_coder *c) {
-    app *a = inst;
-    const char *sel = selected_item(a);
-    if (sel) rst_encode_string(c, "selected", sel);
-    rst_encode_double(c, "scroll", a->scroll_pending ? a->pending_scroll : gtk_adjustment_get_value(a->vadj));
-}
-static void list_decode(void *inst, rst_coder *c) {
-    app *a = inst;
-    const char *sel = NULL;
-    if (rst_decode_string(c, "selected", &sel, NULL) == RST_OK) {
-        guint n = g_list_model_get_n_items(G_LIST_MODEL(a->model));
-        for (guint i = 0; i < n; i++) {
-            if (strcmp(gtk_string_list_get_string(a->model, i), sel) == 0) {
-                gtk_single_selection_set_selected(a->selection, i);
-                break;
-            }
-        }
-    }
-    double y = 0;
-    if (rst_decode_double(c, "scroll", &y) == RST_OK) {
-        a->pending_scroll = y;
-        a->scroll_pending = true;      /* applied once the list is laid out */
-    }
-}
-
-static const rst_object_callbacks window_cb = { window_encode, window_decode, NULL, NULL };
-static const rst_object_callbacks stack_cb  = { stack_encode, stack_decode, NULL, NULL };
-static const rst_object_callbacks entry_cb  = { entry_encode, entry_decode, NULL, NULL };
-static const rst_object_callbacks list_cb   = { list_encode, list_decode, NULL, NULL };
-
-/* ---- the engine in the GLib main loop ---- */
-
-static gboolean on_engine_fd(gint fd, GIOCondition cond, gpointer user_data) {
-    (void)fd; (void)cond;
-    rst_dispatch(user_data);            /* the autosave runs here, on the GTK thread */
-    return G_SOURCE_CONTINUE;
-}
-
-static void mark_dirty(app *a) {
-    if (a->restored) rst_mark_dirty(a->engine, NULL);
-}
-static void on_changed(GObject *obj, GParamSpec *pspec, gpointer user_data) { (void)obj; (void)pspec; mark_dirty(user_data); }
-static void on_entry_changed(GtkEditable *e, gpointer user_data) { (void)e; mark_dirty(user_data); }
-static void on_scrolled(GtkAdjustment *adj, gpointer user_data) {
-    app *a = user_data;
-    if (a->scroll_pending) return;
-    (void)adj;
-    mark_dirty(a);
-}
-/* The restored scroll offset, once the list is long enough to hold it. */
-static void on_adjustment_changed(GtkAdjustment *adj, gpointer user_data) {
-    app *a = user_data;
-    if (!a->scroll_pending || gtk_adjustment_get_page_size(adj) <= 0) return;
-    /* Through another value, so that the list view moves its rows (GTK 4.8). */
-    gtk_adjustment_set_value(adj, a->pending_scroll > 0 ? a->pending_scroll - 1 : 1);
-    gtk_adjustment_set_value(adj, a->pending_scroll);
-    if (gtk_adjustment_get_value(adj) >= a->pending_scroll - 0.5) a->scroll_pending = false;
+static bool note_reason(rst_engine *e, const rst_archive_info *info, void *ctx) {
+    (void)e;
+    ((app *)ctx)->reason = (rst_restore_reason)info->restore_reason;
+    return true;                        /* an app could restore less after a crash here */
 }
 
 static void log_to_stderr(rst_engine *e, int level, const char *message, void *ctx) {
     (void)e; (void)ctx;
     if (level >= RST_LOG_INFO) fprintf(stderr, "notes: restoration: %s\n", message);
-}
-
-static bool note_reason(rst_engine *e, const rst_archive_info *info, void *ctx) {
-    (void)e;
-    app *a = ctx;
-    a->reason = (rst_restore_reason)info->restore_reason;
-    /* An app could restore less after a crash (RECOVER) here. */
-    return true;
 }
 
 /* ---- test hooks ---- */
@@ -176,11 +80,33 @@ static char *hook_value(const char *spec, const char *key) {
     return NULL;
 }
 
+static GtkSingleSelection *selection_of(app *a) { return GTK_SINGLE_SELECTION(gtk_list_view_get_model(a->list)); }
+
+static GtkAdjustment *list_vadj(app *a) { return gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(a->list)); }
+
+static char *top_row(app *a);
+
+/* Once saved: the file $NOTES_READY, with the row the user sees at the top. */
 static gboolean wait_saved(gpointer user_data) {
     app *a = user_data;
     if (rst_is_dirty(a->engine)) return G_SOURCE_CONTINUE;
-    const char *ready = g_getenv("NOTES_READY");
-    if (ready) g_file_set_contents(ready, "saved\n", -1, NULL);
+    char *top = top_row(a), *text = g_strdup_printf("top_row=%s\n", top);
+    g_file_set_contents(g_getenv("NOTES_READY"), text, -1, NULL);
+    g_free(text);
+    g_free(top);
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean apply_test_changes(gpointer user_data);
+
+/* First the window's size, then (once laid out at that size) the rest. */
+static gboolean resize_first(gpointer user_data) {
+    app *a = user_data;
+    char *v = hook_value(g_getenv("NOTES_SET"), "width"), *h = hook_value(g_getenv("NOTES_SET"), "height");
+    if (v) gtk_window_set_default_size(a->window, atoi(v), h ? atoi(h) : 400);
+    g_free(v);
+    g_free(h);
+    g_timeout_add(300, apply_test_changes, a);
     return G_SOURCE_REMOVE;
 }
 
@@ -188,181 +114,178 @@ static gboolean apply_test_changes(gpointer user_data) {
     app *a = user_data;
     const char *spec = g_getenv("NOTES_SET");
     char *v;
-    if ((v = hook_value(spec, "width"))) { char *h = hook_value(spec, "height");
-        gtk_window_set_default_size(a->window, atoi(v), h ? atoi(h) : 400); g_free(h); g_free(v); }
     if ((v = hook_value(spec, "page"))) { gtk_stack_set_visible_child_name(a->stack, v); g_free(v); }
-    if ((v = hook_value(spec, "entry"))) { gtk_editable_set_text(GTK_EDITABLE(a->entry), v); g_free(v); }
+    if ((v = hook_value(spec, "entry"))) { gtk_editable_set_text(a->search, v); g_free(v); }
+    if ((v = hook_value(spec, "note"))) { gtk_text_buffer_set_text(gtk_text_view_get_buffer(a->note), v, -1); g_free(v); }
+    if ((v = hook_value(spec, "password"))) { gtk_editable_set_text(a->password, v); g_free(v); }
+    if ((v = hook_value(spec, "divider"))) { gtk_paned_set_position(a->divider, atoi(v)); g_free(v); }
+    if ((v = hook_value(spec, "wrap"))) { gtk_check_button_set_active(a->wrap, atoi(v) != 0); g_free(v); }
+    if ((v = hook_value(spec, "size"))) { gtk_range_set_value(a->size, g_ascii_strtod(v, NULL)); g_free(v); }
     if ((v = hook_value(spec, "select"))) {
-        guint n = g_list_model_get_n_items(G_LIST_MODEL(a->model));
-        for (guint i = 0; i < n; i++)
-            if (strcmp(gtk_string_list_get_string(a->model, i), v) == 0) gtk_single_selection_set_selected(a->selection, i);
+        GListModel *m = G_LIST_MODEL(selection_of(a));
+        for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+            GtkStringObject *o = g_list_model_get_item(m, i);
+            if (strcmp(gtk_string_object_get_string(o), v) == 0) gtk_single_selection_set_selected(selection_of(a), i);
+            g_object_unref(o);
+        }
         g_free(v);
     }
-    if ((v = hook_value(spec, "scroll"))) { gtk_adjustment_set_value(a->vadj, g_ascii_strtod(v, NULL)); g_free(v); }
-    rst_mark_dirty(a->engine, NULL);
-    if (g_getenv("NOTES_READY_DIRTY")) {   /* test hook: ready while still dirty (not saved yet) */
+    if ((v = hook_value(spec, "top"))) {   /* the wheel: rows of equal height */
+        GtkAdjustment *adj = list_vadj(a);
+        gtk_adjustment_set_value(adj, atoi(v) * gtk_adjustment_get_upper(adj) / ITEMS);
+        g_free(v);
+    }
+    if (g_getenv("NOTES_READY_DIRTY")) {   /* ready while still dirty (not saved yet) */
         g_file_set_contents(g_getenv("NOTES_READY_DIRTY"), rst_is_dirty(a->engine) ? "dirty\n" : "clean\n", -1, NULL);
+        if (g_getenv("NOTES_CLOSE")) gtk_window_close(a->window);   /* as the title bar's close button */
         return G_SOURCE_REMOVE;
     }
-    g_timeout_add(50, wait_saved, a);
+    if (g_getenv("NOTES_READY")) g_timeout_add(50, wait_saved, a);
     return G_SOURCE_REMOVE;
 }
 
-static void screenshot(app *a, const char *path) {
-    GtkWidget *w = GTK_WIDGET(a->window);
-    int width = gtk_widget_get_width(w), height = gtk_widget_get_height(w);
-    GdkPaintable *paintable = gtk_widget_paintable_new(w);
-    GtkSnapshot *snap = gtk_snapshot_new();
-    gdk_paintable_snapshot(paintable, snap, width, height);
-    GskRenderNode *node = gtk_snapshot_free_to_node(snap);
-    if (node) {
-        GskRenderer *r = gtk_native_get_renderer(GTK_NATIVE(w));
-        graphene_rect_t bounds = GRAPHENE_RECT_INIT(0, 0, (float)width, (float)height);
-        GdkTexture *t = gsk_renderer_render_texture(r, node, &bounds);
-        gdk_texture_save_to_png(t, path);
-        g_object_unref(t);
-        gsk_render_node_unref(node);
-    }
-    g_object_unref(paintable);
+/* The row drawn at the top of the list: what the user sees there. */
+static char *top_row(app *a) {
+    GtkWidget *w = gtk_widget_pick(GTK_WIDGET(a->list), 12, 2, GTK_PICK_DEFAULT);
+    for (; w && w != GTK_WIDGET(a->list); w = gtk_widget_get_parent(w))
+        if (GTK_IS_LABEL(w)) return g_strdup(gtk_label_get_text(GTK_LABEL(w)));
+    return g_strdup("");
 }
 
-static gboolean dump_and_quit(gpointer user_data) {
+static gboolean dump_state(gpointer user_data) {
     app *a = user_data;
-    static int waited;
-    static char *restored_page;
-    if (restored_page == NULL) {
-        /* The page as restored; then the list page is shown so that the
-         * restored scroll offset can be laid out and checked. */
+    static char *restored_page, *last_top;
+    static int polls, stable;
+    if (!restored_page) {
+        /* The page as restored; then the list page, to read the list. */
         restored_page = g_strdup(gtk_stack_get_visible_child_name(a->stack));
-        a->restored = false;            /* what the dump does is not the user's: not saved */
-        gtk_stack_set_visible_child_name(a->stack, "list");
+        gtk_stack_set_visible_child_full(a->stack, "list", GTK_STACK_TRANSITION_TYPE_NONE);
         return G_SOURCE_CONTINUE;
     }
-    if (a->scroll_pending) {                            /* not laid out yet */
-        on_adjustment_changed(a->vadj, a);
-        if (g_getenv("NOTES_DEBUG")) fprintf(stderr, "notes: scroll pending %.0f: value %.0f upper %.0f page %.0f\n", a->pending_scroll,
-            gtk_adjustment_get_value(a->vadj), gtk_adjustment_get_upper(a->vadj), gtk_adjustment_get_page_size(a->vadj));
-        if (a->scroll_pending && waited++ < 20) return G_SOURCE_CONTINUE;
-    }
-    static int settled;
-    if (settled == 0) {
-        /* GTK 4.8's list view follows value changes made while it is mapped:
-         * nudge the restored offset so it scrolls its rows there too. */
-        double v = gtk_adjustment_get_value(a->vadj);
-        gtk_adjustment_set_value(a->vadj, v > 0 ? v - 1 : v + 1);
-        gtk_adjustment_set_value(a->vadj, v);
-    }
-    if (settled++ < 3) return G_SOURCE_CONTINUE;        /* frames drawn at that offset */
+    char *top = top_row(a);               /* wait until the list holds still */
+    stable = last_top && strcmp(top, last_top) == 0 ? stable + 1 : 0;
+    g_free(last_top);
+    last_top = top;
+    if (stable < 4 && ++polls < 100) return G_SOURCE_CONTINUE;
     int w = 0, h = 0;
     gtk_window_get_default_size(a->window, &w, &h);
-    const char *sel = selected_item(a);
-    char *text = g_strdup_printf("reason=%s\nwidth=%d\nheight=%d\npage=%s\nentry=%s\nselect=%s\nselected_index=%u\nscroll=%.0f\n",
-                                 rst_restore_reason_name(a->reason), w, h,
-                                 restored_page,
-                                 gtk_editable_get_text(GTK_EDITABLE(a->entry)), sel ? sel : "",
-                                 gtk_single_selection_get_selected(a->selection), gtk_adjustment_get_value(a->vadj));
+    GObject *item = gtk_single_selection_get_selected_item(selection_of(a));
+    GtkTextBuffer *buf = gtk_text_view_get_buffer(a->note);
+    GtkTextIter s, e;
+    gtk_text_buffer_get_bounds(buf, &s, &e);
+    char *note = gtk_text_buffer_get_text(buf, &s, &e, FALSE);
+    char *text = g_strdup_printf(
+        "reason=%s\nwidth=%d\nheight=%d\npage=%s\nentry=%s\nnote=%s\ndivider=%d\nselect=%s\nselected_index=%u\n"
+        "top_row=%s\nscroll=%.0f\nwrap=%d\nsize=%.0f\npassword=%s\n",
+        rst_restore_reason_name(a->reason), w, h, restored_page, gtk_editable_get_text(a->search), note,
+        gtk_paned_get_position(a->divider), item ? gtk_string_object_get_string(GTK_STRING_OBJECT(item)) : "",
+        gtk_single_selection_get_selected(selection_of(a)), top, gtk_adjustment_get_value(list_vadj(a)),
+        gtk_check_button_get_active(a->wrap), gtk_range_get_value(a->size), gtk_editable_get_text(a->password));
     g_file_set_contents(g_getenv("NOTES_DUMP"), text, -1, NULL);
     g_free(text);
-    const char *shot = g_getenv("NOTES_SCREENSHOT");
-    if (shot) screenshot(a, shot);
-    gtk_window_destroy(a->window);
+    g_free(note);
     return G_SOURCE_REMOVE;
 }
 
 /* ---- the window ---- */
 
-static GtkWidget *page_label(const char *text) {
-    GtkWidget *l = gtk_label_new(text);
-    gtk_widget_set_margin_top(l, 24);
-    return l;
+static GtkWidget *named(GtkWidget *w, const char *name) {
+    gtk_widget_set_name(w, name);       /* a name: restored under it */
+    return w;
 }
 
-static void activate(GtkApplication *gapp, gpointer user_data) {
-    app *a = user_data;
-    a->window = GTK_WINDOW(gtk_application_window_new(gapp));
-    gtk_window_set_title(a->window, "Notes — restored by librestoration");
-    gtk_window_set_default_size(a->window, 480, 360);
-
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
-    a->status = GTK_LABEL(gtk_label_new(""));
-    gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->status));
-    a->stack = GTK_STACK(gtk_stack_new());
-    GtkWidget *switcher = gtk_stack_switcher_new();
-    gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), a->stack);
-    gtk_box_append(GTK_BOX(box), switcher);
-
-    /* Page "list": the entry and the list. */
-    GtkWidget *list_page = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
-    a->entry = GTK_ENTRY(gtk_entry_new());
-    gtk_entry_set_placeholder_text(a->entry, "Search or note…");
-    gtk_box_append(GTK_BOX(list_page), GTK_WIDGET(a->entry));
-    a->model = gtk_string_list_new(NULL);
+static GtkWidget *list_page(app *a) {
+    GtkStringList *model = gtk_string_list_new(NULL);
     bool reverse = g_getenv("NOTES_REVERSE") != NULL;
     for (int i = 0; i < ITEMS; i++) {
         char name[32];
         snprintf(name, sizeof name, "Item %03d", reverse ? ITEMS - 1 - i : i);
-        gtk_string_list_append(a->model, name);
+        gtk_string_list_append(model, name);
     }
-    a->selection = gtk_single_selection_new(G_LIST_MODEL(g_object_ref(a->model)));
-    gtk_single_selection_set_autoselect(a->selection, FALSE);
-    gtk_single_selection_set_can_unselect(a->selection, TRUE);
-    gtk_single_selection_set_selected(a->selection, GTK_INVALID_LIST_POSITION);
+    GtkSingleSelection *selection = gtk_single_selection_new(G_LIST_MODEL(model));
+    gtk_single_selection_set_autoselect(selection, FALSE);
+    gtk_single_selection_set_can_unselect(selection, TRUE);
+    gtk_single_selection_set_selected(selection, GTK_INVALID_LIST_POSITION);
     static const char row[] =
         "<interface><template class=\"GtkListItem\"><property name=\"child\"><object class=\"GtkLabel\">"
         "<property name=\"xalign\">0</property><binding name=\"label\"><lookup name=\"string\" type=\"GtkStringObject\">"
         "<lookup name=\"item\">GtkListItem</lookup></lookup></binding></object></property></template></interface>";
     GtkListItemFactory *factory = gtk_builder_list_item_factory_new_from_bytes(NULL, g_bytes_new_static(row, sizeof row - 1));
-    GtkWidget *view = gtk_list_view_new(GTK_SELECTION_MODEL(a->selection), factory);
+    a->list = GTK_LIST_VIEW(named(gtk_list_view_new(GTK_SELECTION_MODEL(selection), factory), "notes"));
     GtkWidget *scrolled = gtk_scrolled_window_new();
-    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scrolled), view);
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scrolled), GTK_WIDGET(a->list));
     gtk_widget_set_vexpand(scrolled, TRUE);
-    a->vadj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(scrolled));
-    gtk_box_append(GTK_BOX(list_page), scrolled);
-    gtk_stack_add_titled(a->stack, list_page, "list", "List");
-    gtk_stack_add_titled(a->stack, page_label("Details of the selected item"), "details", "Details");
-    gtk_stack_add_titled(a->stack, page_label("Settings"), "settings", "Settings");
+
+    GtkWidget *left = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    a->search = GTK_EDITABLE(named(gtk_search_entry_new(), "search"));
+    gtk_box_append(GTK_BOX(left), GTK_WIDGET(a->search));
+    gtk_box_append(GTK_BOX(left), scrolled);
+
+    a->note = GTK_TEXT_VIEW(named(gtk_text_view_new(), "note"));
+    gtk_text_view_set_wrap_mode(a->note, GTK_WRAP_WORD_CHAR);
+    GtkWidget *note_scroll = named(gtk_scrolled_window_new(), "note-scroll");
+    gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(note_scroll), GTK_WIDGET(a->note));
+
+    a->divider = GTK_PANED(named(gtk_paned_new(GTK_ORIENTATION_HORIZONTAL), "divider"));
+    gtk_paned_set_start_child(a->divider, left);
+    gtk_paned_set_end_child(a->divider, note_scroll);
+    gtk_paned_set_position(a->divider, 220);
+    return GTK_WIDGET(a->divider);
+}
+
+static GtkWidget *settings_page(app *a) {
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    a->wrap = GTK_CHECK_BUTTON(named(gtk_check_button_new_with_label("Wrap long notes"), "wrap"));
+    a->size = GTK_RANGE(named(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 8, 32, 1), "text-size"));
+    gtk_range_set_value(a->size, 12);
+    a->password = GTK_EDITABLE(named(gtk_password_entry_new(), "password"));  /* never saved */
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->wrap));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->size));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->password));
+    return box;
+}
+
+static void activate(GtkApplication *gapp, gpointer user_data) {
+    app *a = user_data;
+    a->window = GTK_WINDOW(named(gtk_application_window_new(gapp), "window"));
+    gtk_window_set_title(a->window, "Notes — restored by librestoration");
+    gtk_window_set_default_size(a->window, 480, 360);
+
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    GtkWidget *status = gtk_label_new("");
+    gtk_box_append(GTK_BOX(box), status);
+    a->stack = GTK_STACK(named(gtk_stack_new(), "pages"));
+    GtkWidget *switcher = gtk_stack_switcher_new();
+    gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), a->stack);
+    gtk_box_append(GTK_BOX(box), switcher);
+    gtk_stack_add_titled(a->stack, list_page(a), "list", "List");
+    gtk_stack_add_titled(a->stack, gtk_label_new("Details of the selected item"), "details", "Details");
+    gtk_stack_add_titled(a->stack, settings_page(a), "settings", "Settings");
     gtk_widget_set_vexpand(GTK_WIDGET(a->stack), TRUE);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->stack));
     gtk_window_set_child(a->window, box);
 
-    /* Register, then restore into the widgets before the window shows. */
-    rst_object *root = NULL;
-    rst_register_object(a->engine, "window", NULL, NULL, &window_cb, a, &root);
-    rst_register_object(a->engine, "stack", root, NULL, &stack_cb, a, NULL);
-    rst_register_object(a->engine, "entry", root, NULL, &entry_cb, a, NULL);
-    rst_register_object(a->engine, "list", root, NULL, &list_cb, a, NULL);
-    rst_status s = rst_restore(a->engine);
+    /* restoration: every named widget of the window, then restore. */
+    rst_gtk_set_identity(GTK_WIDGET(a->list), row_identity, NULL);
+    rst_status s = rst_gtk_track(a->engine, GTK_WIDGET(a->window), NULL, NULL);
+    int sigs[] = { SIGTERM, SIGINT, SIGHUP };   /* after track: it hooked the engine into the loop */
+    if (s == RST_OK) s = rst_save_on_signals(a->engine, sigs, 3);
+    if (s == RST_OK) s = rst_restore(a->engine);
     if (s != RST_OK && s != RST_ERR_NOT_FOUND)
         fprintf(stderr, "notes: restore: %s: %s\n", rst_status_name(s), rst_last_error());
+
     a->reason = rst_last_restore_reason(a->engine);
-    char *status = g_strdup_printf("%s%s", rst_restore_reason_name(a->reason),
-                                   a->reason == RST_REASON_RECOVER ? ": recovered after a crash — the state of the last autosave" :
-                                   a->reason == RST_REASON_RELAUNCH ? ": welcome back" :
-                                   a->reason == RST_REASON_FALLBACK ? ": the archive was damaged; an older generation" : ": first launch");
-    gtk_label_set_text(a->status, status);
-    g_free(status);
+    char *text = g_strdup_printf("%s%s", rst_restore_reason_name(a->reason),
+                                 a->reason == RST_REASON_RECOVER ? ": recovered after a crash — the state of the last autosave" :
+                                 a->reason == RST_REASON_RELAUNCH ? ": welcome back" :
+                                 a->reason == RST_REASON_FALLBACK ? ": the archive was damaged; an older generation" : ": first launch");
+    gtk_label_set_text(GTK_LABEL(status), text);
+    g_free(text);
     fprintf(stderr, "notes: %s\n", rst_restore_reason_name(a->reason));
 
-    /* Changes mark the engine dirty; the engine autosaves on this loop. */
-    g_signal_connect(a->window, "notify::default-width", G_CALLBACK(on_changed), a);
-    g_signal_connect(a->window, "notify::default-height", G_CALLBACK(on_changed), a);
-    g_signal_connect(a->stack, "notify::visible-child-name", G_CALLBACK(on_changed), a);
-    g_signal_connect(a->entry, "changed", G_CALLBACK(on_entry_changed), a);
-    g_signal_connect(a->selection, "notify::selected", G_CALLBACK(on_changed), a);
-    g_signal_connect(a->vadj, "value-changed", G_CALLBACK(on_scrolled), a);
-    g_signal_connect(a->vadj, "changed", G_CALLBACK(on_adjustment_changed), a);
-    a->restored = true;
-
     gtk_window_present(a->window);
-    if (g_getenv("NOTES_SET")) g_timeout_add(300, apply_test_changes, a);
-    if (g_getenv("NOTES_DUMP")) g_timeout_add(300, dump_and_quit, a);
-}
-
-static void shutdown_app(GApplication *gapp, gpointer user_data) {
-    (void)gapp;
-    app *a = user_data;
-    rst_status s = rst_flush(a->engine);
-    if (s != RST_OK) fprintf(stderr, "notes: save: %s: %s\n", rst_status_name(s), rst_last_error());
+    if (g_getenv("NOTES_SET")) g_timeout_add(300, resize_first, a);
+    if (g_getenv("NOTES_DUMP")) g_timeout_add(300, dump_state, a);
 }
 
 int main(int argc, char **argv) {
@@ -385,14 +308,9 @@ int main(int argc, char **argv) {
     o.ctx = &a;
     rst_status s = rst_engine_create(&o, &a.engine);
     if (s != RST_OK) { fprintf(stderr, "notes: %s: %s\n", rst_status_name(s), rst_last_error()); return 1; }
-    g_unix_fd_add(rst_event_fd(a.engine), G_IO_IN, on_engine_fd, a.engine);
-    int sigs[] = { SIGTERM, SIGINT, SIGHUP };
-    s = rst_save_on_signals(a.engine, sigs, 3);
-    if (s != RST_OK) fprintf(stderr, "notes: signals: %s: %s\n", rst_status_name(s), rst_last_error());
 
     GtkApplication *gapp = gtk_application_new("org.restoration.Notes", G_APPLICATION_NON_UNIQUE);
     g_signal_connect(gapp, "activate", G_CALLBACK(activate), &a);
-    g_signal_connect(gapp, "shutdown", G_CALLBACK(shutdown_app), &a);
     char *gargv[] = { argv[0], NULL };
     int status = g_application_run(G_APPLICATION(gapp), 1, gargv);
     g_object_unref(gapp);

@@ -60,11 +60,21 @@ extension RestorationEngine {
         return (delay, maxDelay)
     }
 
+    static func signalDeadlineMs(_ o: Options) throws(RestorationError) -> UInt32 {
+        guard let d = o.signalDeadline else { return 1000 }
+        let (s, atto) = d.components
+        let v = s * 1000 + atto / 1_000_000_000_000_000
+        guard v > 0, v <= Int64(UInt32.max) else {
+            throw RestorationError.invalid("RestorationEngine: signalDeadline \(d) is out of range (1 ms to \(UInt32.max) ms)")
+        }
+        return UInt32(v)
+    }
+
     /// Dispatched saves go through this engine's lock, as ``save()`` does.
     func installLifecycle() {
         core.lifecycle.performSave = { [weak self] () throws(RestorationFailure) in
             guard let self else { throw RestorationFailure(.state, "the engine is being destroyed") }
-            do throws(RestorationError) { try self.save() } catch { throw error.failure }
+            do throws(RestorationError) { try self.saveUnreported() } catch { throw error.failure }
         }
         core.lifecycle.observer = { [weak self] event in self?.events.yield(event) }
     }
@@ -165,6 +175,38 @@ extension RestorationEngine {
     public func saveOnSignals(_ signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) throws(RestorationError) {
         try requireArchive("saveOnSignals")
         do throws(RestorationFailure) { try core.lifecycle.saveOnSignals(signals) } catch { throw RestorationError(error) }
+    }
+
+    /// What started a save (``setSaveListener(_:)``).
+    ///
+    /// The corresponding C values are `RST_SAVE_CALL`, `RST_SAVE_AUTO` and
+    /// `RST_SAVE_SIGNAL`.
+    public enum SaveTrigger: UInt32, Sendable {
+        /// ``save()`` or ``flush()`` (when it saved).
+        case call = 0
+        /// An autosave.
+        case auto = 1
+        /// The save of a signal claimed by ``saveOnSignals(_:)``.
+        case signal = 2
+    }
+
+    /// Sets (or with nil removes) the listener told after every attempt to
+    /// save to the archive path — ``save()``, ``flush()`` when it saves, an
+    /// autosave, a signal save — with the error, or nil for success. Not
+    /// after ``saveToData()``, nor when ``flush()`` finds nothing to save.
+    /// It runs on the thread that saved with no lock of the engine held, so
+    /// it may call ``markDirty()``. One per engine (the C listener of the
+    /// same engine is the same slot).
+    ///
+    /// The corresponding C function is `rst_set_save_listener`.
+    public func setSaveListener(_ listener: (@Sendable (SaveTrigger, RestorationError?) -> Void)?) {
+        guard let listener else {
+            core.lifecycle.saveListener = nil
+            return
+        }
+        core.lifecycle.saveListener = { trigger, failure in
+            listener(SaveTrigger(rawValue: trigger.rawValue) ?? .call, failure.map { RestorationError($0) })
+        }
     }
 
     /// The autosaves and signal saves as they happen (not ``save()`` or

@@ -15,6 +15,10 @@ extension RestorationEngine {
         /// what it decoded, but is not counted as restored and is not told
         /// that restoration finished.
         case decodeFailed = 11
+        /// Library 1.2: left out of the save that wrote the archive by its
+        /// size budget (``RestorationEngine/BudgetPolicy/trim``); only the
+        /// top of each trimmed subtree is listed.
+        case trimmed = 12
 
         /// "RST_SKIP_DECLINED". The corresponding C function is `rst_skip_reason_name`.
         public var name: String { RestorationCore.SkipReason(rawValue: rawValue)!.cName }

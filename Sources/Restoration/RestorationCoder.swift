@@ -138,6 +138,26 @@ public final class RestorationCoder {
         }
     }
 
+    /// Stores an OS string: a Linux file name or path, any bytes but NUL,
+    /// UTF-8 or not, kept losslessly with its own type.
+    ///
+    /// - Parameters:
+    ///   - bytes: The name's bytes, without a terminating NUL.
+    ///   - key: Non-empty UTF-8 of at most 255 bytes, unique within the record.
+    /// - Throws: ``RestorationError/invalid(_:)`` when the bytes hold a NUL;
+    ///   otherwise as ``encode(_:forKey:)-(Bool,_)``.
+    ///
+    /// The corresponding C function is `rst_encode_os_string`.
+    public func encodeOSString(_ bytes: [UInt8], forKey key: String) throws(RestorationError) {
+        try check()
+        try withKey(key) { (k) throws(RestorationFailure) in
+            let r: Result<Void, RestorationFailure> = bytes.withUnsafeBytes { b in
+                do throws(RestorationFailure) { return .success(try coder.encodeOSString(k, b)) } catch { return .failure(error) }
+            }
+            try r.get()
+        }
+    }
+
     /// Stores an int array.
     ///
     /// - Parameters:
@@ -396,6 +416,21 @@ public final class RestorationCoder {
         return try optional(key) { (k) throws(RestorationFailure) in Data(try coder.decodeBytes(k)) }
     }
 
+    /// Reads an OS string (or a string) as bytes, exactly as stored.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The bytes (a copy, no NUL), or nil when the key is absent.
+    /// - Throws: ``RestorationError/type(_:)`` when the key holds another
+    ///   type; otherwise as ``decode(_:forKey:)-(Bool.Type,_)``.
+    ///   `decode(String.self, ...)` of an OS string succeeds only when it is
+    ///   valid UTF-8; `decode(Data.self, ...)` reads its bytes.
+    ///
+    /// The corresponding C function is `rst_decode_os_string`.
+    public func decodeOSString(forKey key: String) throws(RestorationError) -> [UInt8]? {
+        try check()
+        return try optional(key) { (k) throws(RestorationFailure) in Array(try coder.decodeOSStringBytes(k)) }
+    }
+
     /// Reads an int array.
     ///
     /// - Parameters:
@@ -618,6 +653,8 @@ public final class RestorationCoder {
             return .other("an object reference")
         case .objectArray:
             return .other("an array of object references")
+        case .osString:
+            return .other("an OS string (read it with decodeOSString(forKey:))")
         case .record:
             try withKey(key) { (k) throws(RestorationFailure) in try coder.decodeBeginRecord(k) }
             defer { try? coder.decodeEndRecord() }
@@ -657,6 +694,8 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
     case record = 9
     /// `RST_TYPE_OBJECT_ARRAY`: references to other objects (v1.1).
     case objectArray = 10
+    /// `RST_TYPE_OS_STRING`: a file name, any bytes but NUL (v1.2).
+    case osString = 11
     /// `RST_TYPE_UNKNOWN`: written by a newer format version.
     case unknown = 15
 
@@ -672,6 +711,7 @@ public enum RestorationValueType: Int, Sendable, CaseIterable {
         case .stringArray: self = .stringArray
         case .record: self = .record
         case .objectArray: self = .objectArray
+        case .osString: self = .osString
         case nil: self = .unknown
         }
     }

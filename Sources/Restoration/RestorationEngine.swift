@@ -222,6 +222,17 @@ public final class RestorationEngine: @unchecked Sendable {
         /// Older good archives kept (`<archive>.1` … `.K`), 0…16.
         /// The corresponding C member is `generations`.
         public var generations: Int = 0
+        /// How long a signal claimed by ``RestorationEngine/saveOnSignals(_:)``
+        /// waits for a dispatch to save before it ends the program anyway
+        /// (without the save); nil: 1 s. The corresponding C member is
+        /// `signal_deadline_ms`.
+        public var signalDeadline: Duration? = nil
+        /// Bytes an archive may take; 0: no budget. See docs/BUDGETS.md.
+        /// The corresponding C member is `size_budget`.
+        public var sizeBudget: UInt64 = 0
+        /// What a save over ``sizeBudget`` does. The corresponding C member
+        /// is `budget_policy`.
+        public var budgetPolicy: BudgetPolicy = .warn
 
         /// The archive file as a URL (a file URL), or nil.
         public var archiveURL: URL? {
@@ -321,6 +332,9 @@ public final class RestorationEngine: @unchecked Sendable {
                                           generations: options.generations)
         config.quarantine = options.crashQuarantine
         config.carrySaves = options.carrySaves
+        config.signalDeadlineMs = try Self.signalDeadlineMs(options)
+        config.sizeBudget = options.sizeBudget
+        config.budgetPolicy = Engine.BudgetPolicy(rawValue: options.budgetPolicy.rawValue) ?? .warn
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {
@@ -611,6 +625,18 @@ public final class RestorationEngine: @unchecked Sendable {
     ///
     /// The corresponding C function is `rst_save`.
     public func save() throws(RestorationError) {
+        do {
+            try saveUnreported()
+        } catch {
+            core.lifecycle.saveAttempted(.call, error.failure)   // the listener, without any lock
+            throw error
+        }
+        core.lifecycle.saveAttempted(.call, nil)
+    }
+
+    /// ``save()`` without telling the save listener (autosaves and signal
+    /// saves tell it with their own trigger).
+    func saveUnreported() throws(RestorationError) {
         try registry.locked { () throws(RestorationError) in
             registry.sweep()
             try RestorationError.wrap { () throws(RestorationFailure) in try core.save() }

@@ -14,7 +14,9 @@ public indirect enum ArchiveValue: Equatable, Sendable {
     case record([ArchiveEntry])
     /// v1.1: references to records (indexes in ArchiveDocument.objects).
     case objectArray([Int])
-    /// A value of a future type (tag 11...15), kept as its raw payload.
+    /// v1.2: an OS string (a file name): any bytes but NUL.
+    case osString([UInt8])
+    /// A value of a future type (tag 12...15), kept as its raw payload.
     case unknown(tag: UInt8, payload: [UInt8])
 
     /// The tag this value is written with.
@@ -30,6 +32,7 @@ public indirect enum ArchiveValue: Equatable, Sendable {
         case .stringArray: return ValueTag.stringArray.rawValue
         case .record: return ValueTag.record.rawValue
         case .objectArray: return ValueTag.objectArray.rawValue
+        case .osString: return ValueTag.osString.rawValue
         case .unknown(let t, _): return t
         }
     }
@@ -144,6 +147,7 @@ public struct ArchiveDocument: Equatable, Sendable {
             a.reserveCapacity(r.objectArrayCount(f))
             r.forEachObjectArrayElement(f) { a.append($0) }
             return .objectArray(a)
+        case .osString?: return .osString(Array(r.bytes(f)))
         case nil: return .unknown(tag: f.rawTag, payload: Array(r.bytes(f)))
         }
     }
@@ -263,6 +267,9 @@ public struct ArchiveDocument: Equatable, Sendable {
                     try typed { try s.withUTF8 { u in try w.writeString(k, UnsafeRawBufferPointer(u)) } }
                 case .bytes(let b):
                     try typed { try b.withUnsafeBytes { u in try w.writeBytes(k, u) } }
+                case .osString(let b):
+                    if b.contains(0) { throw fail("the OS string contains a NUL byte") }
+                    try typed { try b.withUnsafeBytes { u in try w.writeOSString(k, u) } }
                 case .object(let r):
                     if r < 0 || r >= objects.count {
                         throw fail("the object reference \(r) is out of range (\(objects.count) objects)")

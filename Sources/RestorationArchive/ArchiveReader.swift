@@ -242,7 +242,7 @@ public final class ArchiveReader {
             self.payload = payload
             self.end = end
         }
-        /// nil for a future type (raw tag 11...15).
+        /// nil for a future type (raw tag 12...15).
         @inlinable public var tag: ValueTag? { ValueTag(rawValue: rawTag) }
     }
 
@@ -275,7 +275,7 @@ public final class ArchiveReader {
             end = p
         case .fixed64:
             end = p &+ 8
-        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .future:
+        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .future:
             guard let len = readVarint(_base, &p, limit), len <= UInt64(max(0, limit &- p)) else { return nil }
             end = p &+ Int(truncatingIfNeeded: len)
             return Field(key: key, rawTag: tag, payload: p, end: end)

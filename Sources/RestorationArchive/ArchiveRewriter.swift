@@ -314,7 +314,7 @@ public final class ArchiveRewriter {
             case .archive:
                 switch PayloadShape.of(rawTag: tag) {
                 case .none, .zigzag, .recordIndex, .fixed64: break
-                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .future:
+                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .future:
                     appendVarint(&out, UInt64(f.end - f.payload))
                 }
                 out.append(contentsOf: UnsafeRawBufferPointer(start: base + f.payload, count: f.end - f.payload))
@@ -349,7 +349,7 @@ public final class ArchiveRewriter {
                 appendVarint(&out, UInt64(b.count))
                 out.append(contentsOf: b)
             }
-        case .bytes(let b):
+        case .bytes(let b), .osString(let b):
             appendVarint(&out, UInt64(b.count))
             out.append(contentsOf: b)
         case .intArray(let a):

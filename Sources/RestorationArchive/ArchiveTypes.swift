@@ -48,12 +48,14 @@ public enum ArchiveFailure: Error, Equatable, CustomStringConvertible, Sendable 
 }
 
 /// The type of a stored value: the low nibble of a field's header byte.
-/// Tags 11...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
+/// Tags 12...15 are reserved for future types (see `ArchiveReader.Field.rawTag`).
 public enum ValueTag: UInt8, Sendable, CaseIterable {
     case boolFalse = 0, boolTrue = 1, int = 2, double = 3, string = 4, bytes = 5,
          object = 6, intArray = 7, stringArray = 8, record = 9,
          /// v1.1: an array of object references (docs/FORMAT.md, tag 10).
-         objectArray = 10
+         objectArray = 10,
+         /// v1.2: an OS string, any bytes but NUL (docs/FORMAT.md, tag 11).
+         osString = 11
 }
 
 // MARK: - The one table of tags and payload shapes
@@ -84,8 +86,10 @@ public enum PayloadShape: UInt8, Sendable {
     /// `varint byte_len`, then within it `varint count` + count record
     /// indexes (varints below object_count): an array of object references.
     case recordIndexArray
+    /// `varint len` + len bytes, any but NUL (an OS string: a file name).
+    case osText
     /// `varint byte_len` + byte_len bytes a version-1 reader does not
-    /// interpret (tags 11...15: future types, skipped).
+    /// interpret (tags 12...15: future types, skipped).
     case future
 
     /// The shape of a raw tag (0...15). The one place that maps tags to layouts.
@@ -102,7 +106,8 @@ public enum PayloadShape: UInt8, Sendable {
         case 8: return .textArray              // ValueTag.stringArray
         case 9: return .fields                 // ValueTag.record
         case 10: return .recordIndexArray      // ValueTag.objectArray (v1.1)
-        default: return .future                // 11...15
+        case 11: return .osText                // ValueTag.osString (v1.2)
+        default: return .future                // 12...15
         }
     }
 
@@ -116,9 +121,10 @@ extension ValueTag {
     @inlinable @inline(__always)
     public var shape: PayloadShape { PayloadShape.of(rawTag: rawValue) }
 
-    /// Raw tags this reader skips without understanding (11...15; tag 10,
-    /// object arrays, was one of them for readers before v1.1, which skip it).
-    public static let futureRawTags: ClosedRange<UInt8> = 11...15
+    /// Raw tags this reader skips without understanding (12...15; tag 10,
+    /// object arrays, and tag 11, OS strings, were among them for older
+    /// readers, which skip them).
+    public static let futureRawTags: ClosedRange<UInt8> = 12...15
 
     /// Whether `raw` is a tag reserved for future types.
     @inlinable @inline(__always)

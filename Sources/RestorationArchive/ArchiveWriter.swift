@@ -191,6 +191,9 @@ struct WriterCore {
     @usableFromInline var recordVersions = false
     /// v1.1 §5: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
     @usableFromInline var recordCarry = false
+    /// Where each record begins in the records section (size budgets: a
+    /// record's own bytes are the distance to the next one's start).
+    @usableFromInline var recordStarts: [UInt32] = []
 
     /// Records above this many keys switch from a linear scan to a dictionary.
     @inlinable static var smallRecordKeys: Int { 16 }
@@ -243,6 +246,7 @@ struct WriterCore {
         sticky = o.sticky
         recordVersions = o.recordVersions
         recordCarry = o.recordCarry
+        recordStarts = o.recordStarts
     }
 
     /// Back to the state of a new writer, keeping the memory.
@@ -262,6 +266,7 @@ struct WriterCore {
         sticky = nil
         recordVersions = false
         recordCarry = false
+        recordStarts.removeAll(keepingCapacity: true)
     }
 
     func release() {
@@ -462,6 +467,7 @@ struct WriterCore {
             }
         }
         reserveUnchecked(32)
+        recordStarts.append(UInt32(truncatingIfNeeded: count))
         var p = out + count
         p += putVarint(p, UInt64(identifier))
         p += putVarint(p, delta)
@@ -712,6 +718,34 @@ public struct ArchiveWriter {
     /// Bytes of the records written so far.
     public var recordBytes: Int { _box.core.pointee.count }
 
+    /// Where record `i` (< recordCount) begins in the records section; its
+    /// own bytes run to the next record's start (the last one's to
+    /// `recordBytes`). Size budgets measure records with it.
+    public func recordStart(_ i: Int) -> Int { Int(_box.core.pointee.recordStarts[i]) }
+
+    /// Record `i`'s identifier (a name index), parent and class (a name
+    /// index), read back from its header. Valid until the next `reset`.
+    public func recordHeader(_ i: Int) -> (identifier: UInt32, parent: Int?, className: UInt32?) {
+        let c = _box.core.pointee
+        var pos = Int(c.recordStarts[i])
+        let base = UnsafeRawPointer(c.out)
+        let id = readVarint(base, &pos, c.count) ?? 0
+        let delta = readVarint(base, &pos, c.count) ?? 0
+        let cls = readVarint(base, &pos, c.count) ?? 0
+        return (UInt32(truncatingIfNeeded: id), delta == 0 ? nil : i - Int(delta), cls == 0 ? nil : UInt32(truncatingIfNeeded: cls - 1))
+    }
+
+    /// Name `i` as interned (an identifier or a class name).
+    public func nameString(_ i: UInt32) -> String {
+        String(decoding: _box.core.pointee.names.bytes(Int(i)), as: UTF8.self)
+    }
+
+    /// The size `finish(info:)` would give, with the same checks (nothing is
+    /// assembled).
+    public func archiveSize(info: ArchiveInfo) throws(WriteFailure) -> Int {
+        try _box.core.pointee.finishSize(info: info)
+    }
+
     /// Starts record `recordCount`. `parent` is an earlier record index or
     /// nil for a root. Misuse (an object still open, a parent that is not an
     /// earlier record, too many objects) is reported by `finish`.
@@ -819,7 +853,14 @@ public struct ArchiveWriter {
         try _writeLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
     }
 
-    /// Writes a value of a future type (tag 11...15) with an opaque payload;
+    /// Writes an OS string (tag 11): any bytes but NUL, which the caller
+    /// has checked (the validator rejects a NUL).
+    @inlinable
+    public mutating func writeOSString(_ key: UInt32, _ bytes: UnsafeRawBufferPointer) throws(WriteFailure) {
+        try _writeLengthPrefixed(key, ValueTag.osString.rawValue, bytes)
+    }
+
+    /// Writes a value of a future type (tag 12...15) with an opaque payload;
     /// tools use it to carry values they cannot interpret. Another tag: `.state`.
     public mutating func writeUnknown(_ key: UInt32, tag: UInt8, payload: UnsafeRawBufferPointer) throws(WriteFailure) {
         guard ValueTag.isFuture(rawTag: tag) else {

@@ -277,6 +277,15 @@ struct Validator {
         if bad >= 0 { throw textError(bad, what) }
     }
 
+    /// An OS string: any bytes but NUL.
+    func checkNoNUL(_ len: Int) throws(ArchiveFailure) {
+        var i = 0
+        while i < len {
+            if u8(pos &+ i) == 0 { throw corrupt("OS string contains a NUL byte", at: pos &+ i) }
+            i &+= 1
+        }
+    }
+
     @inline(never)
     func textError(_ bad: Int, _ what: StaticString) -> ArchiveFailure {
         let at = pos + bad
@@ -676,6 +685,10 @@ struct Validator {
                 pos &+= len
             case .bytes:
                 let len = try length(fe, "bytes length")
+                pos &+= len
+            case .osText:
+                let len = try length(fe, "OS string length")
+                try checkNoNUL(len)
                 pos &+= len
             case .recordIndex:
                 let at = pos

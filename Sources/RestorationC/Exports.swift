@@ -391,3 +391,39 @@ public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _
 public func rst_complete_restoration(_ e: OpaquePointer!, _ t: OpaquePointer!) -> rst_status {
     CFace.complete_restoration(e, t)
 }
+
+// MARK: v1.2: file names are bytes (OS strings)
+
+@c @implementation
+public func rst_encode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<CChar>!) -> rst_status {
+    CFace.encode_os_string(c, key, v)
+}
+
+@c @implementation
+public func rst_decode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!) -> rst_status {
+    CFace.decode_os_string(c, key, out)
+}
+
+@c @implementation
+public func rst_decode_string_copy(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<CChar>!, _ cap: Int, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.decode_string_copy(c, key, buf, cap, len)
+}
+
+// MARK: library 1.2: the save listener
+
+@c @implementation
+public func rst_set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+    CFace.set_save_listener(e, fn, ctx)
+}
+
+// MARK: Library 1.2: size budgets
+
+@c @implementation
+public func rst_set_object_priority(_ o: OpaquePointer!, _ priority: Int32) -> rst_status {
+    CFace.set_object_priority(o, priority)
+}
+
+@c @implementation
+public func rst_last_save_sizes(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_size_entry>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+    CFace.last_save_sizes(e, out, count)
+}

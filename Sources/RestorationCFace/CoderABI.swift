@@ -201,6 +201,7 @@ extension CFace {
             case .stringArray?: return RST_TYPE_STRING_ARRAY
             case .record?: return RST_TYPE_RECORD
             case .objectArray?: return RST_TYPE_OBJECT_ARRAY
+            case .osString?: return RST_TYPE_OS_STRING
             case nil: return RST_TYPE_UNKNOWN
             }
         } catch {
@@ -360,6 +361,61 @@ extension CFace {
                 try coder.failCallback(RestorationFailure(st, text))
                 return RST_OK
             } catch { return fail(error, in: "rst_coder_fail") }
+        }
+    }
+}
+
+// MARK: OS strings (file names are bytes)
+
+extension CFace {
+    public static func encode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<CChar>!) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_os_string") }
+        guard let v else {
+            return misuse(c, { coder, k in "rst_encode_os_string: \(coder.location), key '\(k.string)': the value is NULL" }, key)
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                try coder.encodeOSString(KeyBytes(cString: key), UnsafeRawBufferPointer(start: v, count: strlen(v)))
+                return RST_OK
+            } catch { return fail(error, in: "rst_encode_os_string") }
+        }
+    }
+}
+
+extension CFace {
+    public static func decode_os_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!) -> rst_status {
+        guard let out else { return outMissing("rst_decode_os_string") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_os_string") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                out.pointee = cString(try coder.decodeOSStringBytes(KeyBytes(cString: key)), for: coder)
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_os_string") }
+        }
+    }
+}
+
+extension CFace {
+    /// `rst_decode_string_copy`: a string or OS string copied with its NUL
+    /// into the caller's buffer; `*len` is always set (0 unless found).
+    public static func decode_string_copy(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ buf: UnsafeMutablePointer<CChar>!,
+                                          _ cap: Int, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
+        len?.pointee = 0
+        guard buf != nil || cap == 0 else { return fail(.invalid, "rst_decode_string_copy: buf is NULL but cap is \(cap)") }
+        if let buf, cap > 0 { buf.pointee = 0 }
+        guard let c, let key else { return decodeNull(c, "rst_decode_string_copy") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let k = KeyBytes(cString: key)
+                let b = try coder.decodeOSStringBytes(k)
+                len?.pointee = b.count
+                guard b.count < cap, let buf else {
+                    return fail(.limit, "rst_decode_string_copy: \(coder.location), key '\(k.string)' holds \(b.count) bytes and its NUL; the buffer has room for \(cap)")
+                }
+                if let src = b.baseAddress, b.count > 0 { memcpy(buf, src, b.count) }
+                buf[b.count] = 0
+                return RST_OK
+            } catch { return fail(error, in: "rst_decode_string_copy") }
         }
     }
 }

@@ -292,7 +292,8 @@ extension CFace {
         guard let e else { return fail(.invalid, "rst_save: engine is NULL") }
         if engine(e).configuration.archivePath == nil { return fail(.invalid, "rst_save: the engine has no archive_path (use rst_save_to_buffer)") }
         do {
-            try engine(e).save()
+            let engine = engine(e)
+            try engine.lifecycle.reportingSave(.call) { () throws(RestorationFailure) in try engine.save() }
             return RST_OK
         } catch {
             return fail(error, in: "rst_save")

@@ -25,6 +25,7 @@ extension CFace {
         case .tooNew: return staticCString("RST_SKIP_TOO_NEW")
         case .expired: return staticCString("RST_SKIP_EXPIRED")
         case .decodeFailed: return staticCString("RST_SKIP_DECODE_FAILED")
+        case .trimmed: return staticCString("RST_SKIP_TRIMMED")
         case nil: return staticCString("RST_SKIP_UNKNOWN")
         }
     }

@@ -84,11 +84,27 @@ extension CFace {
         let engine = engine(e)
         guard engine.lifecycle.isDirty else { return RST_OK }
         do {
-            try engine.save()
+            try engine.lifecycle.reportingSave(.call) { () throws(RestorationFailure) in try engine.save() }
             return RST_OK
         } catch {
             return fail(error, in: "rst_flush")
         }
+    }
+
+    /// `rst_set_save_listener`: one per engine; NULL removes it. The C
+    /// function and its context are kept by value (no allocation per save).
+    public static func set_save_listener(_ e: OpaquePointer!, _ fn: rst_save_listener!, _ ctx: UnsafeMutableRawPointer!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_set_save_listener: engine is NULL") }
+        let engine = engine(e)
+        guard let fn else {
+            engine.lifecycle.saveListener = nil
+            return RST_OK
+        }
+        let context = UnsafeSendableContext(ctx)
+        engine.lifecycle.saveListener = { trigger, failure in
+            fn(e, failure.map { cStatus($0.status) } ?? RST_OK, trigger.rawValue, context.pointer)
+        }
+        return RST_OK
     }
 
     /// The lifecycle calls need an archive to save to.
@@ -163,4 +179,10 @@ extension CFace {
         case nil: return staticCString("RST_REASON_UNKNOWN")
         }
     }
+}
+
+/// A host's context pointer carried into a closure (the host owns what it points to).
+struct UnsafeSendableContext: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+    init(_ p: UnsafeMutableRawPointer?) { pointer = p }
 }

@@ -95,7 +95,8 @@ extension Engine {
             for r in members[k] {
                 local[r] = records.count
                 let p = reader.parent(ofRecord: r)
-                let entries = ArchiveDocument.entries(of: reader, record: r)
+                var entries = ArchiveDocument.entries(of: reader, record: r)
+                if r == 0 { entries.removeAll(where: Engine.isTrimmedList) }   // size budgets: that archive's list, not this record's
                 Engine.collectReferences(entries) { t in if refs[t] == nil { refs[t] = reader.path(ofRecord: t) } }
                 records.append(CarriedRecord(identifier: reader.name(reader.identifier(ofRecord: r)),
                                              parentInSubtree: r == root ? -1 : (p.flatMap { local[$0] } ?? -1),
@@ -187,6 +188,11 @@ extension Engine {
             case .bytes(let b):
                 let r: Result<Void, WriteFailure> = b.withUnsafeBytes { u in
                     do throws(WriteFailure) { try w.writeBytes(k, u); return .success(()) } catch { return .failure(error) }
+                }
+                try r.get()
+            case .osString(let b):
+                let r: Result<Void, WriteFailure> = b.withUnsafeBytes { u in
+                    do throws(WriteFailure) { try w.writeOSString(k, u); return .success(()) } catch { return .failure(error) }
                 }
                 try r.get()
             case .object(let t):

@@ -365,6 +365,7 @@ public final class Coder {
         guard ref.saveGeneration == saveGeneration else {
             throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
         }
+        if _slowPath(ref.saveIndex < 0) { return }   // left out by the size budget (Budget.swift): the reference is dropped
         do { try writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key) }
     }
 
@@ -461,6 +462,7 @@ public final class Coder {
         case .stringArray: return "a string array"
         case .record: return "a record"
         case .objectArray: return "an object array"
+        case .osString: return "an OS string"
         case nil: return "a value of a type this version does not know"
         }
     }
@@ -515,8 +517,9 @@ public final class Coder {
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try migratingBytes(key, .string) }
-        let f = try typed(key, .string)
+        if _slowPath(mode == .migrating) { return try migratingText(key) }
+        guard let f = try field(key) else { throw missing(key) }
+        if _slowPath(f.rawTag != ValueTag.string.rawValue) { try osStringAsText(key, f) }
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
@@ -527,8 +530,11 @@ public final class Coder {
     /// Borrowed from the archive; valid until the callback returns.
     @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try migratingBytes(key, .bytes) }
-        let f = try typed(key, .bytes)
+        if _slowPath(mode == .migrating) { return try migratingRawBytes(key) }
+        guard let f = try field(key) else { throw missing(key) }
+        if _slowPath(f.rawTag != ValueTag.bytes.rawValue && f.rawTag != ValueTag.osString.rawValue) {
+            throw mismatch(key, f.tag, .bytes)
+        }
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
@@ -699,5 +705,65 @@ extension Coder {
 
     public func recordEncodeFailure(_ f: RestorationFailure) {
         if mode == .encoding, encodeFailure == nil { encodeFailure = f }
+    }
+}
+
+// MARK: - OS strings (file names: any bytes but NUL)
+
+extension Coder {
+    /// Encodes an OS string: any bytes but NUL (a Linux file name or path,
+    /// UTF-8 or not).
+    public func encodeOSString(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if let nul = bytes.firstIndex(of: 0) {
+            let f = RestorationFailure(.invalid, "\(location), key '\(key.string)': the OS string holds a NUL byte at offset \(nul)")
+            if mode == .migrating { throw f }
+            throw fail(f)
+        }
+        if _slowPath(mode == .migrating) { return try migrationWrite(key, .osString(Array(bytes))) }
+        let k = try encodingKey(key)
+        do { try writer.writeOSString(k, bytes) } catch { throw record(error, key: key) }
+    }
+
+    /// The bytes of an OS string or of a string, borrowed like a string's
+    /// (not NUL-terminated).
+    public func decodeOSStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) {
+            let tag = try migratingValueType(key) ?? nil
+            return try migratingBytes(key, tag == .string ? .string : .osString)
+        }
+        guard let f = try field(key) else { throw missing(key) }
+        guard f.rawTag == ValueTag.osString.rawValue || f.rawTag == ValueTag.string.rawValue else {
+            throw mismatch(key, f.tag, .osString)
+        }
+        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    /// A field that is not a string, read as a string: an OS string that is
+    /// valid UTF-8 passes; anything else is a type mismatch.
+    @usableFromInline @inline(never)
+    func osStringAsText(_ key: KeyBytes, _ f: ArchiveReader.Field) throws(RestorationFailure) {
+        guard f.tag == .osString else { throw mismatch(key, f.tag, .string) }
+        let b = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+        if !ArgumentRules.isText(b) { throw osStringNotText(key) }
+    }
+
+    @usableFromInline @inline(never)
+    func osStringNotText(_ key: KeyBytes) -> RestorationFailure {
+        RestorationFailure(.type, "\(location), key '\(key.string)' holds an OS string that is not valid UTF-8, not a string (read it as an OS string or as bytes)")
+    }
+
+    /// During a migration: a string, or an OS string that is valid UTF-8.
+    @usableFromInline @inline(never)
+    func migratingText(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        guard try migratingValueType(key) == .some(.osString) else { return try migratingBytes(key, .string) }
+        let b = try migratingBytes(key, .osString)
+        if !ArgumentRules.isText(b) { throw osStringNotText(key) }
+        return b
+    }
+
+    /// During a migration: bytes, or an OS string's raw bytes.
+    @usableFromInline @inline(never)
+    func migratingRawBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        try migratingBytes(key, try migratingValueType(key) == .some(.osString) ? .osString : .bytes)
     }
 }

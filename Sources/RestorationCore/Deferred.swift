@@ -160,6 +160,7 @@ extension Engine {
         if callDidFinish { didFinishRestoring?() }
         p.watch?.unmap()
         if let g = p.guardToken, let w = CrashGuard.end(g) { log(.warning, w) }
+        if callDidFinish { TestExits.deferredRestoreFinished(self) }
     }
 }
 
@@ -169,6 +170,6 @@ extension SkipLedger {
         var e = entries.filter { Int($0.record) != record }
         e.append((Int32(record), reason, detail))
         e.sort { $0.record < $1.record }
-        return SkipLedger(reader: reader ?? other, entries: e)
+        return SkipLedger(reader: reader ?? other, entries: e, trimmed: trimmed)
     }
 }

@@ -377,6 +377,8 @@ public final class Engine {
     private var carryCommitAfterWrite = false
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
+    /// Size budgets (Budget.swift): the measurement of the last save. Under `lock`.
+    let budget = Budget()
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -401,6 +403,7 @@ public final class Engine {
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
+        KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
     private var lifecycleStorage: Lifecycle?
@@ -751,12 +754,83 @@ public final class Engine {
         if order.count > RestorationLimits.maxObjects {
             throw RestorationFailure(.limit, "save: \(order.count) objects are registered; an archive holds at most \(RestorationLimits.maxObjects) (RST_MAX_OBJECTS)")
         }
+        let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
+                               systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
+                               savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
+        let coder = theCoder
+        defer {
+            coder.writer = ArchiveWriter()
+            coder.keys.clear()
+        }
+        try writeRecords(order, cut: nil, list: nil)
+        // Size budgets (Budget.swift): measured once the records are written.
+        var trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil
+        let budgetBytes = configuration.sizeBudget
+        if budgetBytes > 0 {
+            let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
+            switch budget.judge(coder.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
+                                liveCount: order.count, priority: { order[$0]._withUnsafeGuaranteedRef { $0.priority } }) {
+            case .fits:
+                break
+            case .warn(let m):
+                log(.warning, m)
+            case .fail(let m):
+                budget.keep(coder.writer, total: size)
+                throw RestorationFailure(.limit, "save failed, the old archive is untouched: \(m)")
+            case .trim(let cut, let list):
+                let first = coder.writer
+                try writeRecords(order, cut: cut, list: list)
+                let trimmedSize = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
+                if UInt64(trimmedSize) > budgetBytes {
+                    budget.keep(first, total: size)
+                    throw RestorationFailure(.limit, "save failed, the old archive is untouched: the archive would be \(trimmedSize) bytes even with \(list.entries.count) subtrees left out, over its size budget of \(budgetBytes) bytes (policy TRIM)")
+                }
+                log(.info, "the archive would have been \(size) bytes, over its size budget of \(budgetBytes) bytes; \(list.entries.count) subtree\(list.entries.count == 1 ? "" : "s") left out (policy TRIM): \(list.entries.prefix(3).map { "'\($0.path)'" }.joined(separator: ", "))\(list.entries.count > 3 ? ", ..." : "")")
+                trimmedFrom = (first, size, cut)
+            }
+        }
+        let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
+        let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.writer, info) }
+        budget.keep(coder.writer, total: total, trimmedFrom: trimmedFrom)
+        if !carryCommitAfterWrite { commitCarried() }
+        return result
+    }
+
+    /// A writer's failure as the save's.
+    private static func saveFailure<T>(_ body: () throws(WriteFailure) -> T) throws(RestorationFailure) -> T {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
+            case .duplicateKey: throw RestorationFailure(.duplicate, "save failed: duplicate key")
+            case .state(let m): throw RestorationFailure(.state, "save failed: \(m)")
+            }
+        }
+    }
+
+    /// Writes the records of a save into a new writer (the coder's): the live
+    /// objects of `order` (without those `cut` marks: a size budget's TRIM,
+    /// whose references are dropped), `list` in record 0, then the carried
+    /// records whose parents are written.
+    private func writeRecords(_ order: [Unmanaged<ObjectNode>], cut: [Bool]?, list: TrimmedList?) throws(RestorationFailure) {
         saveGeneration += 1
         let gen = saveGeneration
-        for i in 0..<order.count {
-            order[i]._withUnsafeGuaranteedRef { n in
-                n.saveGeneration = gen
-                n.saveIndex = i
+        if let cut {
+            var k = 0
+            for i in 0..<order.count {
+                order[i]._withUnsafeGuaranteedRef { n in
+                    n.saveGeneration = gen
+                    n.saveIndex = cut[i] ? -1 : k
+                }
+                if !cut[i] { k += 1 }
+            }
+        } else {
+            for i in 0..<order.count {
+                order[i]._withUnsafeGuaranteedRef { n in
+                    n.saveGeneration = gen
+                    n.saveIndex = i
+                }
             }
         }
         let coder = theCoder
@@ -769,49 +843,39 @@ public final class Engine {
         coder.encodeFailure = nil
         coder.saveGeneration = gen
         coder.keys.clear()
-        defer {
-            coder.writer = ArchiveWriter()
-            coder.keys.clear()
-        }
         // Name indexes of this archive: per class number, and for short identifiers.
         let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(classTable.count, 1))
         classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
         defer { classIndex.deallocate() }
         shortNameCache.initialize(repeating: (0, 0), count: 256)
 
-        for u in order {
-            if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
+        if let cut {
+            var pendingList = list
+            for i in 0..<order.count where !cut[i] {
+                if let f = order[i]._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex, list: pendingList) }) { throw f }
+                pendingList = nil
+            }
+        } else {
+            for u in order {
+                if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
+            }
         }
         if !carried.isEmpty {
             // v1.1 §5: carried records follow the live ones.
             do {
                 try appendCarried(&coder.writer) { path in
-                    guard let n = find(path: path), n.saveGeneration == gen else { return nil }
+                    guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
                     return n.saveIndex
                 }
             } catch {
                 throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
             }
         }
-        let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
-                               systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
-                               savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
-        do {
-            let result = try finish(&coder.writer, info)
-            if !carryCommitAfterWrite { commitCarried() }
-            return result
-        } catch {
-            switch error {
-            case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
-            case .duplicateKey: throw RestorationFailure(.duplicate, "save failed: duplicate key")
-            case .state(let m): throw RestorationFailure(.state, "save failed: \(m)")
-            }
-        }
     }
 
     /// Writes one object of a save; returns the failure that ends the save.
     @inline(__always)
-    private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>) -> RestorationFailure? {
+    private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>, list: TrimmedList? = nil) -> RestorationFailure? {
         let idIndex = nameIndex(n)
         var cls: UInt32? = nil
         if n.classID >= 0 {
@@ -838,6 +902,12 @@ public final class Engine {
         }
         if coder.hasEncodeFailure, let f = coder.encodeFailure {
             return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
+        }
+        if let list {
+            // Size budgets: the list of trimmed subtrees goes into record 0.
+            do { try Engine.writeTrimmedList(list, &coder.writer) } catch {
+                return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
+            }
         }
         do {
             try coder.writer.endObject()
@@ -867,6 +937,7 @@ public final class Engine {
         guard let path = configuration.archivePath else {
             throw RestorationFailure(.invalid, "the engine has no archive path (save to a buffer instead)")
         }
+        KillPoints.reach(.saveBegin)
         let token = lifecycle.saveBegan()
         carryCommitAfterWrite = true
         let bytes: [UInt8]
@@ -874,16 +945,19 @@ public final class Engine {
             defer { carryCommitAfterWrite = false }
             bytes = try saveToBytes()
         }
+        KillPoints.reach(.saveEncoded)
         try FileStore.createArchiveDirectory(for: path)
         openSession(path)
         let keep = configuration.generations
         try bytes.withUnsafeBytes { b in
             Result { () throws(RestorationFailure) in
-                try FileStore.atomicWrite(b, to: path, beforeRename: keep > 0 ? { () throws(RestorationFailure) in
-                    try FileStore.rotateGenerations(path, keep: keep)
-                } : nil)
+                try FileStore.atomicWrite(b, to: path, beforeRename: { () throws(RestorationFailure) in
+                    KillPoints.reach(.saveWritten)
+                    if keep > 0 { try FileStore.rotateGenerations(path, keep: keep) }
+                })
             }
         }.get()
+        KillPoints.reach(.saveReplaced)
         lifecycle.saveSucceeded(token)
         if let w = CrashGuard.clear(path) { log(.warning, w) }
         if let w = Quarantine.clear(path) { log(.warning, w) }   // v1.1 §6: a save ends a quarantine
@@ -902,7 +976,8 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path (restore from a buffer instead)")
         }
         if operation != nil { try beginOperation(.restoring) }
-        try restoreWithFallback(path)
+        KillPoints.reach(.restoreBegin)
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(path) }
     }
 
     /// Restores `file` (the archive, or one of its generations) with the
@@ -1012,6 +1087,8 @@ public final class Engine {
         }
         try beginOperation(.restoring)
         defer { operation = nil }
+        lifecycle.restoring(true)   // its own marks are ignored (a restore never dirties)
+        defer { lifecycle.restoring(false) }
         // A marker that cannot be written (a read-only directory) must not stop
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
@@ -1054,6 +1131,11 @@ public final class Engine {
         let order = decode(run)
         lastReport = report(run, decoded: order.count)
         lastSkips = run.explain()
+        let trimmed = Engine.trimmedSkips(reader)   // size budgets: subtrees the save left out (as saved, before migrations)
+        if !trimmed.isEmpty {
+            lastSkips = SkipLedger(reader: migrated, entries: lastSkips.entries, trimmed: trimmed)
+            lastReport?.skipped += UInt64(trimmed.count)
+        }
         collectCarried(run)   // v1.1 §5
         finish(run, order)
     }
@@ -1153,6 +1235,7 @@ public final class Engine {
         let session = run.session
         let order = Planner.decodeOrder(reader: run.reader, state: session.state)
         let coder = run.coder
+        if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             u._withUnsafeGuaranteedRef { n in

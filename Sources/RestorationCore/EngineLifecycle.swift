@@ -13,6 +13,7 @@ extension Engine {
             }
         }
         guard !sessionOpen else { return }
+        KillPoints.logSettingsOnce(self)
         sessionOpen = true
         if let w = SessionFile.open(path) { log(.warning, w) }
     }

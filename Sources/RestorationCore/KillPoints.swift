@@ -75,6 +75,7 @@ public enum KillPoints {
     /// log when its value is invalid.
     @discardableResult
     public static func load() -> String? {
+        _ = TestExits.mode
         if case .invalid(let why) = setting { return why }
         return nil
     }
@@ -90,6 +91,35 @@ public enum KillPoints {
         counter.unlock()
         if now == a.count { die() }
     }
+
+    /// Whether `point` is the armed one (the count aside).
+    @inline(__always)
+    public static func isArmed(_ point: KillPoint) -> Bool {
+        guard let a = armed else { return false }
+        return a.point == point
+    }
+
+    /// `reach(point)` when `condition` holds (an engine with a store or
+    /// archive path); the condition is evaluated only when `point` is armed.
+    @inline(__always)
+    public static func reach(_ point: KillPoint, when condition: @autoclosure () -> Bool) {
+        guard let a = armed, a.point == point, condition() else { return }
+        reach(point)
+    }
+
+    /// Logs the sentences of invalid test variables once per process,
+    /// through the first engine that saves or restores a file.
+    static func logSettingsOnce(_ engine: Engine) {
+        let first = counter.withLock { () -> Bool in
+            if loggedSettings { return false }
+            loggedSettings = true
+            return true
+        }
+        guard first else { return }
+        if let why = load() { engine.log(.warning, why) }
+        if let why = TestExits.warning { engine.log(.warning, why) }
+    }
+    nonisolated(unsafe) private static var loggedSettings = false
 
     private static func die() -> Never {
         _ = kill(getpid(), SIGKILL)

@@ -24,6 +24,21 @@ public final class Lifecycle: @unchecked Sendable {
         case signal(Int32)
     }
 
+    /// What started a save the listener hears about (the raw values are the
+    /// C `RST_SAVE_*` values).
+    public enum SaveTrigger: UInt32, Sendable {
+        /// An explicit save or flush.
+        case call = 0
+        /// An autosave.
+        case auto = 1
+        /// The save of a claimed signal.
+        case signal = 2
+    }
+
+    /// Told after every attempt to save to the archive path (nil: it
+    /// succeeded); never after buffer saves, or a flush that found nothing.
+    public typealias SaveListener = (SaveTrigger, RestorationFailure?) -> Void
+
     unowned let engine: Engine
     public let delayMs: Int64
     public let maxDelayMs: Int64
@@ -39,10 +54,21 @@ public final class Lifecycle: @unchecked Sendable {
     private var armedDue: Int64 = -1
     private var epollFD: Int32 = -1, timerFD: Int32 = -1, eventFD: Int32 = -1
     private var handedOut = false
+    private var asksForTimeouts = false
     private var signalClient: Int32 = -1
     private var thread: pthread_t?
     private var stopFD: Int32 = -1
     private var shutDown = false
+    /// The thread running this engine's restore, while it runs: its marks are ignored.
+    private var restoringThread: pthread_t?
+    /// Repeated autosave failures: the last one's status and sentence, how
+    /// many identical ones were not logged since, when the last summary was.
+    private var failureKey: String?
+    private var quietFailures = 0
+    private var lastSummaryMs: Int64 = 0
+    /// At most one summary of identical autosave failures per this long
+    /// (a minute; tests shorten it).
+    var failureSummaryIntervalMs: Int64 = 60_000
 
     /// Serializes dispatches (the host's and the thread's); tried, never waited for.
     private let dispatching = Mutex()
@@ -54,6 +80,31 @@ public final class Lifecycle: @unchecked Sendable {
         set { state.withLock { observerStorage = newValue } }
     }
     private var observerStorage: ((Event) -> Void)?
+
+    /// The save listener (`rst_set_save_listener`; one per engine, shared by
+    /// the faces). Runs on the saving thread with no lock of the engine held.
+    public var saveListener: SaveListener? {
+        get { state.withLock { saveListenerStorage } }
+        set { state.withLock { saveListenerStorage = newValue } }
+    }
+    private var saveListenerStorage: SaveListener?
+
+    /// Tells the listener about a save attempt; call it after the save
+    /// returned (the engine's lock released).
+    public func saveAttempted(_ trigger: SaveTrigger, _ failure: RestorationFailure?) {
+        if let l = saveListener { l(trigger, failure) }
+    }
+
+    /// Runs an explicit save (`body`) and tells the listener how it went.
+    public func reportingSave(_ trigger: SaveTrigger, _ body: () throws(RestorationFailure) -> Void) throws(RestorationFailure) {
+        do {
+            try body()
+        } catch {
+            saveAttempted(trigger, error)
+            throw error
+        }
+        saveAttempted(trigger, nil)
+    }
 
     /// How a dispatch saves; nil: `Engine.save()`. The Swift API routes it
     /// through its own lock (taken before the engine's), as its `save()` does.
@@ -82,8 +133,11 @@ public final class Lifecycle: @unchecked Sendable {
     // MARK: dirty
 
     /// Marks the engine dirty. Cheap, any thread, never waits for a save.
+    /// A mark on the thread running this engine's restore, while it runs,
+    /// is ignored: a restore by itself never makes the engine dirty.
     public func markDirty() {
         state.withLock {
+            if let r = restoringThread, pthread_equal(r, pthread_self()) != 0 { return }
             markSeq &+= 1
             let now = Lifecycle.now()
             if firstMarkMs < 0 { firstMarkMs = now }
@@ -93,6 +147,11 @@ public final class Lifecycle: @unchecked Sendable {
     }
 
     public var isDirty: Bool { state.withLock { markSeq != cleanSeq } }
+
+    /// The engine's restore begins (true) or ends (false) on this thread.
+    func restoring(_ running: Bool) {
+        state.withLock { restoringThread = running ? pthread_self() : nil }
+    }
 
     /// A save is starting (the engine's lock held): what it will make clean.
     struct SaveToken { let seq: UInt64; let startMs: Int64 }
@@ -162,8 +221,11 @@ public final class Lifecycle: @unchecked Sendable {
     private var signalPendingLocked: Bool { signalClient >= 0 && rsig_peek_pending(signalClient) != 0 }
 
     /// Milliseconds until `dispatch` has work; 0: now; -1: nothing pending.
+    /// Asking is taken as a promise to dispatch when it says (a loop that
+    /// waits with a timeout is a dispatcher, as one polling the descriptor is).
     public func nextTimeoutMs() -> Int64 {
         state.withLock {
+            asksForTimeouts = true
             if signalPendingLocked { return 0 }
             guard let due = dueLocked() else { return -1 }
             return max(0, due - Lifecycle.now())
@@ -226,38 +288,91 @@ public final class Lifecycle: @unchecked Sendable {
             return true
         }
         do {
+            KillPoints.reach(.autosave, when: engine.configuration.archivePath != nil)
             try save()
-            observer?(.saved(reason: .autosave))
         } catch {
-            let backoff = state.withLock { () -> Int64 in
+            let (backoff, report) = state.withLock { () -> (Int64, FailureReport) in
                 failures += 1
                 var b = delayMs
                 for _ in 1..<min(failures, 40) { b = min(b * 2, maxDelayMs) }
                 b = min(b, maxDelayMs)
                 retryAtMs = Lifecycle.now() + b
                 rearmLocked()
-                return b
+                return (b, failureReportLocked(error))
             }
-            engine.log(.warning, "autosave failed (\(error.status.cName)): \(error.message); still dirty, retrying in \(backoff) ms")
+            let line = "autosave failed (\(error.status.cName)): \(error.message); still dirty, retrying in \(backoff) ms"
+            switch report {
+            case .first: engine.log(.warning, line)
+            case .quiet: engine.log(.debug, line)
+            case .summary(let n, let seconds):
+                engine.log(.warning, "autosave still failing: \(n) more identical failure\(n == 1 ? "" : "s") in the last \(seconds) s (\(error.status.cName)): \(error.message); still dirty, retrying in \(backoff) ms")
+            }
+            saveAttempted(.auto, error)
             observer?(.failed(error, retryInMs: backoff, reason: .autosave))
             throw error
         }
+        let recovered = state.withLock { () -> Int? in
+            guard failureKey != nil else { return nil }
+            let n = quietFailures
+            failureKey = nil
+            quietFailures = 0
+            return n
+        }
+        if let n = recovered {
+            engine.log(.info, "autosave succeeded again" + (n > 0 ? " (after \(n) more identical failure\(n == 1 ? "" : "s") not logged)" : ""))
+        }
+        saveAttempted(.auto, nil)
+        observer?(.saved(reason: .autosave))
         return true
+    }
+
+    /// How an autosave failure is logged: the first of a kind at WARNING,
+    /// identical ones after it quietly (DEBUG), with one WARNING summary at
+    /// most once per `failureSummaryIntervalMs`.
+    enum FailureReport: Equatable {
+        case first, quiet
+        case summary(count: Int, seconds: Int64)
+    }
+
+    /// Classifies a failure (the state lock held). The key is the status and
+    /// sentence, not the retry delay.
+    private func failureReportLocked(_ error: RestorationFailure) -> FailureReport {
+        let key = "\(error.status.cName): \(error.message)"
+        let now = Lifecycle.now()
+        guard key == failureKey else {
+            failureKey = key
+            quietFailures = 0
+            lastSummaryMs = now
+            return .first
+        }
+        quietFailures += 1
+        if now - lastSummaryMs >= failureSummaryIntervalMs {
+            let r = FailureReport.summary(count: quietFailures, seconds: (now - lastSummaryMs) / 1000)
+            quietFailures = 0
+            lastSummaryMs = now
+            return r
+        }
+        return .quiet
     }
 
     /// The first delivery of a claimed signal: save if dirty, end the
     /// session when the signal will end the process, then let the signal go on.
+    /// When the signal's deadline passed before this dispatch, the signal
+    /// went on without it (the session stays open: the next launch recovers).
+    /// The signal is re-raised by `rsig_done` after every lock is released.
     private func signalSave(_ sig: Int32, _ client: Int32) {
         if isDirty {
             do {
                 try save()
+                saveAttempted(.signal, nil)
                 observer?(.saved(reason: .signal(sig)))
             } catch {
                 engine.log(.error, "the save on signal \(sig) failed (\(error.status.cName)): \(error.message); the signal ends the process with the last saved state")
+                saveAttempted(.signal, error)
                 observer?(.failed(error, retryInMs: -1, reason: .signal(sig)))
             }
         }
-        if rsig_previous_is_default(sig) { engine.closeSession() }
+        if rsig_still_owed(client, sig) && rsig_previous_is_default(sig) { engine.closeSession() }
         state.withLock { armedDue = -2; rearmLocked() }
         rsig_done(client, sig)
     }
@@ -314,12 +429,12 @@ public final class Lifecycle: @unchecked Sendable {
         }
         try state.withLock { () throws(RestorationFailure) in
             guard !shutDown else { throw RestorationFailure(.state, "the engine is being destroyed") }
-            guard thread != nil || handedOut else {
-                throw RestorationFailure(.state, "no dispatcher: start the autosave thread (rst_start_autosave_thread) or hand rst_event_fd to the host's loop first")
+            guard thread != nil || handedOut || asksForTimeouts else {
+                throw RestorationFailure(.state, "no dispatcher: start the autosave thread, hand the engine's event descriptor to the host's loop, or let the loop wait as the next timeout says, first")
             }
             try ensureDescriptorsLocked()
             if signalClient < 0 {
-                signalClient = rsig_client_new(eventFD)
+                signalClient = rsig_client_new(eventFD, engine.configuration.signalDeadlineMs)
                 if signalClient < 0 { throw RestorationFailure(.limit, "too many engines claim signals (at most 64 at once)") }
             }
             for s in signals {

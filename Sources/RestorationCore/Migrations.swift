@@ -289,7 +289,7 @@ extension Coder {
         if f.source == .archive { return e.rewriter.bytes(f) }
         switch e.rewriter.value(f, e.edit) {
         case .string(var s): return s.withUTF8 { e.borrow(UnsafeRawBufferPointer($0)) }
-        case .bytes(let b): return b.withUnsafeBytes { e.borrow($0) }
+        case .bytes(let b), .osString(let b): return b.withUnsafeBytes { e.borrow($0) }
         default: return e.borrow(UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }

@@ -18,6 +18,7 @@ extension Coder {
             guard ref.saveGeneration == saveGeneration else {
                 throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': element \(i), '\(ref.path)', was registered after this save began, so it is not in the archive"))
             }
+            if ref.saveIndex < 0 { continue }   // left out by the size budget: the element is dropped
             records.append(ref.saveIndex)
         }
         do {

@@ -80,6 +80,9 @@ public final class ObjectNode {
     @exclusivity(unchecked)
     #endif
     @usableFromInline var saveIndex = 0
+    /// Size budgets (Budget.swift): RST_BUDGET_TRIM leaves out the subtrees
+    /// of the lowest priorities first. Default 0.
+    public var priority: Int32 = 0
     /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
     /// sibling lookups compare these before any bytes.
     let identifierCount: Int

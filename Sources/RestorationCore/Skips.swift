@@ -34,6 +34,10 @@ public enum SkipReason: UInt32, Sendable, CaseIterable {
     /// `decodeRestorableState` that threw): the object exists and keeps what
     /// it decoded, but is not counted as restored and gets no `finished`.
     case decodeFailed = 11
+    /// Library 1.2: left out of the save that wrote the archive by its size
+    /// budget (policy TRIM; Budget.swift). Only the top of each trimmed
+    /// subtree is listed: its descendants were not saved.
+    case trimmed = 12
 
     /// The C enumerator's name: "RST_SKIP_DECLINED".
     public var cName: String {
@@ -49,6 +53,7 @@ public enum SkipReason: UInt32, Sendable, CaseIterable {
         case .tooNew: return "RST_SKIP_TOO_NEW"
         case .expired: return "RST_SKIP_EXPIRED"
         case .decodeFailed: return "RST_SKIP_DECODE_FAILED"
+        case .trimmed: return "RST_SKIP_TRIMMED"
         }
     }
 }
@@ -90,18 +95,22 @@ struct SkipNote {
 final class SkipLedger {
     let reader: ArchiveReader?
     let entries: [(record: Int32, reason: SkipReason, detail: String?)]
+    /// Library 1.2: the tops of the subtrees the archive's save trimmed
+    /// (RST_SKIP_TRIMMED; not records of the archive), after the entries.
+    let trimmed: [SkippedRecord]
 
-    init(reader: ArchiveReader?, entries: [(record: Int32, reason: SkipReason, detail: String?)]) {
+    init(reader: ArchiveReader?, entries: [(record: Int32, reason: SkipReason, detail: String?)], trimmed: [SkippedRecord] = []) {
         self.reader = entries.isEmpty ? nil : reader
         self.entries = entries
+        self.trimmed = trimmed
     }
 
     static let empty = SkipLedger(reader: nil, entries: [])
 
-    var count: Int { entries.count }
+    var count: Int { entries.count + trimmed.count }
 
     var records: [SkippedRecord] {
-        guard let reader else { return [] }
+        guard let reader else { return trimmed }
         return entries.map { e in
             let r = Int(e.record)
             let detail: String
@@ -115,7 +124,7 @@ final class SkipLedger {
             return SkippedRecord(record: r, path: reader.path(ofRecord: r),
                                  className: reader.className(ofRecord: r).map { reader.name($0) } ?? "",
                                  reason: e.reason, version: reader.version(ofRecord: r), detail: detail)
-        }
+        } + trimmed
     }
 }
 

@@ -42,6 +42,19 @@ public struct PluginCoder {
         try PluginError.check(s)
     }
 
+    /// An OS string (a file name: any bytes but NUL, UTF-8 or not), kept
+    /// losslessly with its own type. A host older than 1.2: RST_ERR_STATE.
+    public func encode(osString bytes: [UInt8], forKey key: String) throws(PluginError) {
+        guard PluginHost.has(\rst_host_api.encode_os_string), let fn = api.encode_os_string else {
+            throw PluginError(RST_ERR_STATE, "encode(osString:): the host's library is older than 1.2 (its table has no encode_os_string)")
+        }
+        if let nul = bytes.firstIndex(of: 0) {
+            throw PluginError(RST_ERR_INVALID, "encode(osString:): key '\(key)': the OS string holds a NUL byte at offset \(nul)")
+        }
+        let z = bytes.map { CChar(bitPattern: $0) } + [0]
+        try PluginError.check(z.withUnsafeBufferPointer { fn(raw, key, $0.baseAddress) })
+    }
+
     /// A reference to another registered object of the same engine.
     public func encode(_ object: PluginObjectRef, forKey key: String) throws(PluginError) {
         try PluginError.check(api.encode_object(raw, key, object.raw))
@@ -108,6 +121,18 @@ public struct PluginCoder {
         try PluginError.check(api.decode_bytes(raw, key, &p, &n))
         guard let p else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// An OS string's (or a string's) bytes, as stored. A host older than
+    /// 1.2: RST_ERR_STATE.
+    public func decodeOSString(forKey key: String) throws(PluginError) -> [UInt8] {
+        guard PluginHost.has(\rst_host_api.decode_os_string), let fn = api.decode_os_string else {
+            throw PluginError(RST_ERR_STATE, "decodeOSString: the host's library is older than 1.2 (its table has no decode_os_string)")
+        }
+        var p: UnsafePointer<CChar>? = nil
+        try PluginError.check(fn(raw, key, &p))
+        guard let p else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: strlen(p)))
     }
 
     /// The referenced object (RST_ERR_STATE in a factory's coder when it is

@@ -87,6 +87,13 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.coder_rename = { CFace.coder_rename($0, $1, $2) }
     t.extend_restoration = { CFace.extend_restoration($0, $1, $2) }
     t.complete_restoration = { CFace.complete_restoration($0, $1) }
+    t.encode_os_string = { CFace.encode_os_string($0, $1, $2) }
+    t.decode_os_string = { CFace.decode_os_string($0, $1, $2) }
+    t.decode_string_copy = { CFace.decode_string_copy($0, $1, $2, $3, $4) }
+    t.set_save_listener = { CFace.set_save_listener($0, $1, $2) }
+    // Table version 3 (library 1.2): size budgets.
+    t.set_object_priority = { CFace.set_object_priority($0, $1) }
+    t.last_save_sizes = { CFace.last_save_sizes($0, $1, $2) }
     let p = UnsafeMutablePointer<rst_host_api>.allocate(capacity: 1)
     p.initialize(to: t)
     return UnsafePointer(p)

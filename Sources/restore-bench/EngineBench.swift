@@ -39,6 +39,7 @@
 import Foundation
 import CRestoration
 import RestorationC
+import RestorationArchive
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -493,6 +494,58 @@ final class EngineContestant: Contestant {
         return nil
     }
 
+    /// Size budgets: the plain save, the writer's always-on bookkeeping for
+    /// the same records (N offsets and one archive-size computation over
+    /// the same identifiers and class names), and rst_last_save_sizes, runs
+    /// interleaved after one warm-up.
+    func timeBudgets(runs: Int) -> BudgetBench {
+        var saves: [Double] = [], books: [Double] = [], attributions: [Double] = []
+        var problem: String?
+        // A writer holding this graph's records (no values): its names and
+        // keys are what the archive-size computation walks.
+        var w = ArchiveWriter(estimatedObjects: graph.count)
+        for (i, o) in graph.objects.enumerated() {
+            var id = o.identifier
+            var cls = Graph.classNames[o.classIndex]
+            let idIndex = id.withUTF8 { w.name(UnsafeRawBufferPointer($0)) }
+            let clsIndex = cls.withUTF8 { w.name(UnsafeRawBufferPointer($0)) }
+            w.beginObject(identifier: idIndex, parent: o.parent < 0 ? nil : o.parent, className: clsIndex)
+            try? w.endObject()
+        }
+        let info = RestorationArchive.ArchiveInfo(appVersion: "restore-bench", idiom: "bench")
+        var offsets: [UInt32] = []
+        for run in 0...runs {
+            var out: UnsafeMutableRawPointer?
+            var length = 0
+            var st = RST_OK
+            Counters.reset()
+            let t = Clock.time { st = rst_save_to_buffer(saveEngine, &out, &length) }
+            if let out { rst_free(out) }
+            guard st == RST_OK else { problem = "rst_save_to_buffer: \(statusText(st))"; break }
+            var entries: UnsafeMutablePointer<rst_size_entry>?
+            var count = 0
+            let a = Clock.time { st = rst_last_save_sizes(saveEngine, &entries, &count) }
+            if let entries { rst_free(entries) }
+            guard st == RST_OK, count == graph.count else { problem = "rst_last_save_sizes: \(statusText(st)), \(count) entries"; break }
+            var size = 0
+            let b = Clock.time {
+                offsets.removeAll(keepingCapacity: false)
+                for i in 0..<graph.count { offsets.append(UInt32(truncatingIfNeeded: i &* 40)) }
+                size = (try? w.archiveSize(info: info)) ?? 0
+            }
+            if size == 0 || offsets.count != graph.count { problem = "archiveSize failed" }
+            if run > 0 {
+                saves.append(t * 1000)
+                attributions.append(a * 1000)
+                books.append(b * 1000)
+            }
+        }
+        let save = Stats(ms: saves), book = Stats(ms: books), attr = Stats(ms: attributions)
+        return BudgetBench(save: save, bookkeeping: book, attribution: attr,
+                           bookkeepingPercent: save.median > 0 ? book.median / save.median * 100 : .nan,
+                           attributionPercent: save.median > 0 ? attr.median / save.median * 100 : .nan, problem: problem)
+    }
+
     /// rst_save to archive_path (temporary file, fsync, rename, fsync of the
     /// directory), timed `runs` times after one warm-up.
     func timeFileSave(runs: Int) throws -> (Stats, Int) {
@@ -608,6 +661,7 @@ enum EngineBench {
         let floor = hostFloor(live: e.live, graph: e.graph, preregistered: e.preregisterCount, runs: runs)
         x.hostSaveFloor = floor.save
         x.hostRestoreFloor = floor.restore
+        x.budget = e.timeBudgets(runs: runs)
         do {
             let (stats, bytes) = try e.timeFileSave(runs: runs)
             x.fileSave = stats

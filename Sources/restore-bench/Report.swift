@@ -17,6 +17,21 @@ struct EngineSizeExtras: Codable {
     var problem: String?
     var hostSaveFloor: Stats? = nil        // the host's share of save, no engine (see hostFloor)
     var hostRestoreFloor: Stats? = nil     // the host's share of restore, no engine
+    var budget: BudgetBench? = nil         // size budgets: what measuring costs (see BudgetBench)
+}
+
+/// Size budgets (docs/BUDGETS.md): every save measures every record. The
+/// always-on part is the writer's bookkeeping (one offset per record, one
+/// size computation); the attribution (own and subtree bytes, paths and
+/// classes of every record) runs only when asked (rst_last_save_sizes) or
+/// when a save is over its budget. Timed interleaved with the plain save.
+struct BudgetBench: Codable {
+    var save: Stats                        // rst_save_to_buffer, no budget
+    var bookkeeping: Stats                 // N record offsets + one archive-size computation
+    var attribution: Stats                 // rst_last_save_sizes after that save: every record's sizes, path, class
+    var bookkeepingPercent: Double         // median bookkeeping / median save
+    var attributionPercent: Double         // median attribution / median save
+    var problem: String?
 }
 
 struct MicroResult: Codable {
@@ -477,6 +492,15 @@ func renderMarkdown(_ r: Report) -> String {
             out += "`rst_save` to a file with fsync: \(fmtStats(e.fileSave)) ms"
             if let b = e.fileBytes { out += " (\(fmtInt(b)) bytes)" }
             out += "."
+            if let b = e.budget {
+                out += " Size budgets: every save measures every record; the always-on bookkeeping (an offset per record, "
+                out += "one size computation) takes \(fmtStats(b.bookkeeping)) ms ("
+                out += String(format: "%.2f%%", b.bookkeepingPercent) + " of the \(fmtStats(b.save)) ms save); the full "
+                out += "attribution of every record (`rst_last_save_sizes`: own and subtree bytes, path, class) "
+                out += "\(fmtStats(b.attribution)) ms (" + String(format: "%.1f%%", b.attributionPercent) + ", only when asked "
+                out += "or over budget)."
+                if let p = b.problem { out += " **\(p)**" }
+            }
             if let p = e.problem { out += " **\(p)**" }
             out += "\n"
         }

@@ -42,6 +42,7 @@ func decodeAll(_ coder: Coder, depth: Int) {
             case .double?: _ = try? coder.decodeDouble(kb)
             case .string?: _ = try? coder.decodeString(kb); _ = try? coder.decodeStringBytes(kb)
             case .bytes?: _ = try? coder.decodeBytes(kb)
+            case .osString?: _ = try? coder.decodeOSStringBytes(kb); _ = try? coder.decodeStringBytes(kb); _ = try? coder.decodeBytes(kb)
             case .object?: _ = try? coder.decodeObjectHandle(kb)
             case .intArray?: _ = try? coder.decodeIntArray(kb)
             case .stringArray?: _ = try? coder.decodeStringArray(kb)

@@ -37,7 +37,8 @@ struct Inspect: ParsableCommand {
             "nan", "inf", "-inf" as strings), string, bytes (hex), object (the \
             target's path), object_array (v1.1: the targets' paths), int_array, \
             string_array, record (a nested list of \
-            entries), unknown (a future type: "tag" 11...15 and the payload as hex). \
+            entries), os_string (a file name: UTF-8 as text, other bytes as \\xHH, \
+            a backslash as \\\\), unknown (a future type: "tag" 12...15 and the payload as hex). \
             Values are a list so key order round-trips.
 
             EXAMPLES

@@ -65,6 +65,7 @@ struct Renderer {
         case .double(let d): return "double = \(Text.double(d))"
         case .string(let s): return "string = \(string(s))"
         case .bytes(let b): return "bytes[\(b.count)] = \(bytes(b))"
+        case .osString(let b): return "os_string = \(Text.osString(b, quote: true))"
         case .object(let r): return "object -> \(reference(r))"
         case .objectArray(let a):
             return "object_array[\(a.count)] -> [" + elements(a.prefix(full ? a.count : Renderer.maxElements + 1).map { reference($0) }, total: a.count) + "]"

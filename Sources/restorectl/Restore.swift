@@ -19,7 +19,13 @@ struct Restore: ParsableCommand {
             decoded with its outcome -- which plugin and class created it, or \
             stand-in; skipped records and why -- then the engine's report and \
             its log. A record whose plugin factory declined is skipped, as in the \
-            app. --save-to then saves the restored objects through the engine \
+            app. Without --classes the outcome assumes every record has an owner; \
+            with --classes A,B (the classes a build registers) it is that build's: \
+            its classes (hiding plugin classes of the same name) and plugins \
+            produce records, records without a class (under records without one) \
+            go to the objects the build registers itself, and the rest are \
+            skipped with the engine's reason, as that build would skip them. \
+            --save-to then saves the restored objects through the engine \
             (stand-ins encode what they decoded; plugin objects encode \
             themselves). Refuses an archive that is a symbolic link or owned by \
             another user.
@@ -29,6 +35,7 @@ struct Restore: ParsableCommand {
               restorectl restore state.rst --plugins ./plugins --json
               restorectl restore state.rst --save-to resaved.rst
               restorectl restore state.rst --explain
+              restorectl restore state.rst --explain --classes Doc,Tab --plugins ./plugins
 
             \(Exit.table)
             """)
@@ -37,6 +44,9 @@ struct Restore: ParsableCommand {
 
     @Option(help: ArgumentHelp("Load plugin classes from this directory (the engine's plugin_dir).", valueName: "dir"))
     var plugins: String?
+
+    @Option(help: ArgumentHelp("The classes a build registers, comma-separated: answer for that build (records of other classes are skipped as it would skip them) instead of giving every record an owner.", valueName: "list"))
+    var classes: String?
 
     @Flag(help: "Print the outcome as JSON.")
     var json = false
@@ -58,9 +68,10 @@ struct Restore: ParsableCommand {
             guard FileRules.isDirectory(dir) else { throw CtlFailure(Exit.plugin, "the plugin directory \(Text.quotedPath(dir)) is not a directory") }
         }
         if let saveTo { try FileRules.checkOwnedRegularOrAbsent(saveTo, for: "save to") }
+        let buildClasses = try HeadlessRestore.parseClasses(classes)
         let archive = try LoadedArchive.load(file)
         let reader = archive.reader
-        let run = HeadlessRestore(reader: reader, pluginDirectory: plugins)
+        let run = HeadlessRestore(reader: reader, pluginDirectory: plugins, classes: buildClasses)
         defer { run.engine.destroy() }
         // The very bytes just validated (no second read of the file).
         try run.restore()
@@ -119,6 +130,12 @@ final class RestoreTrace {
         case plugin(String)
         /// Created by the stand-in fallback factory.
         case standIn
+        /// With --classes: created by a class the build registers (a stand-in
+        /// decodes its values).
+        case buildClass(String)
+        /// With --classes: a record without a class, restored into the
+        /// object the build registers at its path (a stand-in here).
+        case buildObject
     }
 
     var outcome: [Int: Outcome] = [:]
@@ -181,6 +198,7 @@ final class StandIn: ObjectBehavior {
                 case .double?: v = .double(try coder.decodeDouble(kb))
                 case .string?: v = .string(try coder.decodeString(kb))
                 case .bytes?: v = .bytes(Array(try coder.decodeBytes(kb)))
+                case .osString?: v = .osString(Array(try coder.decodeOSStringBytes(kb)))
                 case .object?:
                     let target = reader.objectRecord(f)
                     do {
@@ -239,6 +257,7 @@ final class StandIn: ObjectBehavior {
                     case .double(let d): try coder.encodeDouble(kb, d)
                     case .string(var s): try s.withUTF8 { b in try coder.encodeString(kb, UnsafeRawBufferPointer(b)) }
                     case .bytes(let b): try b.withUnsafeBytes { b in try coder.encodeBytes(kb, b) }
+                    case .osString(let b): try b.withUnsafeBytes { b in try coder.encodeOSString(kb, b) }
                     case .object(let r):
                         if r < paths.count, let target = engine.find(path: paths[r]) {
                             try coder.encodeObject(kb, target)
@@ -330,8 +349,15 @@ final class HeadlessRestore {
     let paths: [String]
     let loader: PluginLoader?
 
-    init(reader: ArchiveReader, pluginDirectory: String?) {
+    /// With `classes` (--classes): the build's classes; no fallback. Records
+    /// without a class whose ancestors have none either are the objects the
+    /// build registers itself before it restores; the rest need a class the
+    /// build or a plugin provides, or are skipped as in that build.
+    let classes: [String]?
+
+    init(reader: ArchiveReader, pluginDirectory: String?, classes: [String]? = nil) {
         self.reader = reader
+        self.classes = classes
         paths = (0..<reader.recordCount).map { reader.path(ofRecord: $0) }
         engine = Engine(configuration: .init(appVersion: reader.info.appVersion, idiom: reader.info.idiom, crashGuard: false))
         let trace = self.trace
@@ -342,6 +368,11 @@ final class HeadlessRestore {
             loader = nil
         }
         let paths = self.paths
+        if let classes {
+            modelBuild(classes)
+            engine.didFinishRestoring = { trace.didFinishRestoring = true }
+            return
+        }
         engine.setFallbackFactory { request in
             // A class a plugin provides but declined stays skipped, as in the app.
             if trace.declined[request.record] != nil { return nil }
@@ -399,13 +430,15 @@ final class HeadlessRestore {
             }
             skipped.append((r, reason))
         }
-        return RestoreResult(doc: doc, paths: paths, order: order, trace: trace, pluginFiles: pluginFiles,
+        return RestoreResult(classes: classes, doc: doc, paths: paths, order: order, trace: trace, pluginFiles: pluginFiles,
                              files: files, listFailure: listFailure, skipped: skipped,
                              report: engine.lastRestoreReport ?? RestoreCounts(), pluginDirectory: loader?.directory)
     }
 }
 
 struct RestoreResult {
+    /// --classes (nil: every record is assumed to have an owner).
+    var classes: [String]? = nil
     let doc: ArchiveDocument
     let paths: [String]
     let order: [Int]
@@ -433,6 +466,10 @@ struct RestoreResult {
         case .standIn?:
             if let cls { return ("stand-in", "stand-in (class \(Text.escaped(cls)) not provided)", nil) }
             return ("stand-in", "stand-in (no class)", nil)
+        case .buildClass(let c)?:
+            return ("build class", "class \(Text.escaped(c)), registered by the build (--classes)", nil)
+        case .buildObject?:
+            return ("build object", "the object the build registers at this path (no class: only an object the host registers before restoring receives it)", nil)
         case nil:
             return ("skipped", "skipped", nil)
         }
@@ -453,9 +490,15 @@ struct RestoreResult {
         out += r.infoLines(doc.info, byteCount: nil)
         if let dir = pluginDirectory {
             out.append("  plugins         \(Text.quotedPath(dir)): \(report.pluginsLoaded) loaded, \(report.pluginsRejected) rejected")
-        } else {
+        } else if classes == nil {
             out.append("  plugins         none (--plugins not given): every record gets a stand-in")
+        } else {
+            out.append("  plugins         none (--plugins not given)")
         }
+        if let classes {
+            out.append("  build classes   \(classes.isEmpty ? "none" : classes.map { Text.escaped($0) }.joined(separator: ", ")) (--classes)")
+        }
+        out += BuildModel.assumption(classes: classes)
         out.append("")
         out.append("decode order (pass 2):")
         if order.isEmpty { out.append("  (nothing was decoded)") }
@@ -469,7 +512,7 @@ struct RestoreResult {
             if !decoded && !entries.isEmpty { out.append("       (values as archived; the plugin decoded them)") }
             out += lines
             for n in trace.notes[rec] ?? [] { out.append("       note: \(Text.escaped(n))") }
-            if o.kind == "stand-in" && !finished.contains(rec) { out.append("       note: finished was not called") }
+            if o.plugin == nil && o.kind != "plugin" && !finished.contains(rec) { out.append("       note: finished was not called") }
         }
         if !skipped.isEmpty {
             out.append("")
@@ -530,6 +573,8 @@ struct RestoreResult {
                 ("saved_at_ms", .int(doc.info.savedAtMs)),
             ])),
             ("plugin_directory", pluginDirectory.map { .string($0) } ?? .null),
+            ("classes", classes.map { .array($0.map { .string($0) }) } ?? .null),
+            ("assumption", .string(BuildModel.assumptionText(classes: classes))),
             ("decoded", .array(objects)),
             ("skipped", .array(skippedJSON)),
             ("did_finish_restoring", .bool(trace.didFinishRestoring)),

@@ -33,7 +33,8 @@ struct Restorectl: ParsableCommand {
             """,
         version: "\(RST_VERSION_STRING) (archive format \(RST_FORMAT_VERSION), plugin ABI \(RST_PLUGIN_ABI_VERSION))",
         subcommands: [Inspect.self, Verify.self, Save.self, Restore.self, Plugins.self,
-                      Diff.self, Graph.self, Discard.self, Why.self, QuarantineCommand.self]
+                      Diff.self, Graph.self, Discard.self, Why.self, QuarantineCommand.self,
+                      TestCommand.self, Du.self]
     )
 
     /// Like ParsableCommand.main, with restorectl's exit codes: usage errors

@@ -11,7 +11,10 @@
 // Types: bool, int, double, string, bytes (lowercase hex string), object
 // (value = the target's path), object_array (v1.1: value = an array of the
 // targets' paths), int_array, string_array, record (value = a
-// nested list of entries), unknown (plus "tag": 11...15, value = payload hex).
+// nested list of entries), os_string (v1.2: a file name's bytes as text:
+// valid UTF-8 as is, other bytes as \xHH, a backslash as \\), unknown
+// (plus "tag": 12...15, value = payload hex; tag 11, as a 1.1 restorectl
+// printed an OS string, is read as the OS string).
 // Ints are exact int64 JSON numbers; doubles are the shortest text that reads
 // back as the same bits, or "nan", "inf", "-inf" ("nan:0x<bits>" for a NaN
 // with a payload).
@@ -64,6 +67,7 @@ enum StateJSON {
         case .double: return "double"
         case .string: return "string"
         case .bytes: return "bytes"
+        case .osString: return "os_string"
         case .object: return "object"
         case .objectArray: return "object_array"
         case .intArray: return "int_array"
@@ -73,7 +77,7 @@ enum StateJSON {
         }
     }
 
-    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "object_array", "int_array", "string_array", "record", "unknown"]
+    static let typeNames = ["bool", "int", "double", "string", "bytes", "object", "object_array", "int_array", "string_array", "record", "os_string", "unknown"]
 
     static func value(_ v: ArchiveValue, _ paths: [String]) -> JSON {
         switch v {
@@ -83,6 +87,7 @@ enum StateJSON {
             return d.isFinite ? .number(Text.double(d)) : .string(Text.double(d))
         case .string(let s): return .string(s)
         case .bytes(let b): return .string(Text.hex(b))
+        case .osString(let b): return .string(Text.osString(b))
         case .object(let r): return .string(r >= 0 && r < paths.count ? paths[r] : "")
         case .objectArray(let a): return .array(a.map { r in .string(r >= 0 && r < paths.count ? paths[r] : "") })
         case .intArray(let a): return .array(a.map { .int($0) })
@@ -292,6 +297,9 @@ enum StateJSON {
             case "double": v = .double(try double(value, vp))
             case "string": v = .string(try string(value, vp))
             case "bytes": v = .bytes(try hex(value, vp))
+            case "os_string":
+                guard case .string(let text) = value else { throw fail(vp, "expected an OS string as text (\\xHH for a byte that is not UTF-8, \\\\ for a backslash), found \(value.kindName)") }
+                do { v = .osString(try Text.parseOSString(text)) } catch { throw fail(vp, error.message) }
             case "object":
                 guard case .string(let target) = value else { throw fail(vp, "expected the referenced object's path, found \(value.kindName)") }
                 guard let r = index[target] else { throw fail(vp, "no object has the path \(Text.quoted(target))") }
@@ -325,10 +333,17 @@ enum StateJSON {
                 v = .record(try entries(value, vp, index, depth: depth + 1))
             default:  // unknown
                 let gp = ep.member("tag")
-                guard let gv = item["tag"] else { throw fail(gp, "missing (a value of type \"unknown\" keeps its tag, 11...15)") }
+                guard let gv = item["tag"] else { throw fail(gp, "missing (a value of type \"unknown\" keeps its tag, 12...15)") }
                 let tag = try int(gv, gp)
-                guard tag >= 11 && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (11...15)") }
-                v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
+                if tag == Int64(ValueTag.osString.rawValue) {
+                    // An OS string as a 1.1 restorectl printed it (tag 11 was a future tag then).
+                    let payload = try hex(value, vp)
+                    if payload.contains(0) { throw fail(vp, "an OS string (tag 11) holds any bytes but NUL") }
+                    v = .osString(payload)
+                } else {
+                    guard ValueTag.isFuture(rawTag: UInt8(clamping: tag)) && tag <= 15 else { throw fail(gp, "tag \(tag) is not a future tag (12...15)") }
+                    v = .unknown(tag: UInt8(tag), payload: try hex(value, vp))
+                }
             }
             out.append(ArchiveEntry(key: key, value: v))
         }

@@ -74,6 +74,97 @@ enum Text {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// An OS string (a file name's bytes) as text: valid UTF-8 stays text,
+    /// every other byte is written `\xHH` (lowercase), a backslash `\\`.
+    /// Characters unsafe for a terminal (control, format, ...) are written
+    /// as `\xHH` escapes of their bytes too, and with `quote` a `"` as
+    /// `\x22` and the whole wrapped in quotes; `parseOSString` reads every
+    /// form back to the same bytes.
+    static func osString(_ bytes: [UInt8], quote: Bool = false) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + 2)
+        if quote { out.append(0x22) }
+        func escape(_ b: UInt8) {
+            out.append(0x5C); out.append(0x78)
+            out.append(hexDigits[Int(b >> 4)]); out.append(hexDigits[Int(b & 15)])
+        }
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x5C { out.append(0x5C); out.append(0x5C); i += 1; continue }
+            if b == 0x22 && quote { escape(b); i += 1; continue }
+            let n = validSequenceLength(bytes, at: i)
+            if n == 0 { escape(b); i += 1; continue }
+            var scalar: Unicode.Scalar?
+            var it = bytes[i..<(i + n)].makeIterator()
+            var d = UTF8()
+            if case .scalarValue(let u) = d.decode(&it) { scalar = u }
+            if let u = scalar, !isUnsafe(u) {
+                out.append(contentsOf: bytes[i..<(i + n)])
+            } else {
+                for k in i..<(i + n) { escape(bytes[k]) }
+            }
+            i += n
+        }
+        if quote { out.append(0x22) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The length of the valid UTF-8 sequence at `i` (1...4), 0 if none.
+    private static func validSequenceLength(_ b: [UInt8], at i: Int) -> Int {
+        let c = b[i]
+        if c < 0x80 { return 1 }
+        func cont(_ k: Int, _ lo: UInt8 = 0x80, _ hi: UInt8 = 0xBF) -> Bool {
+            i + k < b.count && b[i + k] >= lo && b[i + k] <= hi
+        }
+        switch c {
+        case 0xC2...0xDF: return cont(1) ? 2 : 0
+        case 0xE0: return cont(1, 0xA0) && cont(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : 0
+        case 0xED: return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0
+        case 0xF0: return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0
+        case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
+        case 0xF4: return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0
+        default: return 0
+        }
+    }
+
+    /// Reads the text form of an OS string back to its bytes: `\\` is a
+    /// backslash, `\xHH` (either case) a byte, anything else itself.
+    /// Throws a sentence (with the character offset) for another escape, a
+    /// cut-off one, or a NUL.
+    static func parseOSString(_ s: String) throws(OSStringSyntax) -> [UInt8] {
+        let u = Array(s.utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(u.count)
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: return c - 0x30
+            case 0x61...0x66: return c - 0x61 + 10
+            case 0x41...0x46: return c - 0x41 + 10
+            default: return nil
+            }
+        }
+        var i = 0
+        while i < u.count {
+            let c = u[i]
+            if c == 0 { throw OSStringSyntax(message: "a NUL at byte \(i) (an OS string holds any bytes but NUL)") }
+            guard c == 0x5C else { out.append(c); i += 1; continue }
+            guard i + 1 < u.count else { throw OSStringSyntax(message: "a backslash at byte \(i) ends the text (write a backslash as \\\\)") }
+            if u[i + 1] == 0x5C { out.append(0x5C); i += 2; continue }
+            guard u[i + 1] == 0x78, i + 3 < u.count, let hi = nibble(u[i + 2]), let lo = nibble(u[i + 3]) else {
+                throw OSStringSyntax(message: "the escape at byte \(i) is neither \\\\ nor \\xHH with two hex digits")
+            }
+            let b = hi << 4 | lo
+            if b == 0 { throw OSStringSyntax(message: "\\x00 at byte \(i) (an OS string holds any bytes but NUL)") }
+            out.append(b)
+            i += 4
+        }
+        return out
+    }
+
+    struct OSStringSyntax: Error { let message: String }
+
     /// Lowercase hex, two digits per byte.
     static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var out = [UInt8]()

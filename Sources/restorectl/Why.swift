@@ -41,16 +41,22 @@ struct Why: ParsableCommand {
         abstract: "Explain what produced one record at a restore, or why it was skipped.",
         discussion: """
             Runs the same headless restore as `restorectl restore` (plugins from \
-            --plugins DIR, a stand-in for every record no plugin provides, \
-            crash-loop guard off) and explains one path: which plugin class or \
-            stand-in produced it and where it came in the decode order, or the \
-            engine's skip reason (RST_SKIP_*) and its sentence. Note that a \
-            record restorectl gives a stand-in is one an app would skip with \
-            RST_SKIP_NO_FACTORY unless the app registers that object, a class \
-            or a fallback itself. Exits 3 when no record has the path.
+            --plugins DIR, crash-loop guard off) and explains one path: which \
+            plugin class, build class or stand-in produced it and where it came \
+            in the decode order, or the engine's skip reason (RST_SKIP_*) and its \
+            sentence. Without --classes the answer assumes every record has an \
+            owner: a record no plugin provides gets a stand-in, though an app \
+            skips it (RST_SKIP_NO_FACTORY) unless it registers that object, a \
+            class or a fallback. With --classes A,B (the classes a build \
+            registers) the answer is that build's: its classes and plugins \
+            produce records, every record without a class (under records \
+            without one) is taken as an object the build registers itself, and \
+            the rest are skipped as that build skips them. Exits 3 when no \
+            record has the path.
 
             EXAMPLES
               restorectl why state.rst Tabs/Countries/Detail --plugins ./plugins
+              restorectl why state.rst Tabs/Countries/Detail --classes Doc,Tab --plugins ./plugins
 
             \(Exit.table)
             """)
@@ -63,6 +69,9 @@ struct Why: ParsableCommand {
     @Option(help: ArgumentHelp("Load plugin classes from this directory (the engine's plugin_dir).", valueName: "dir"))
     var plugins: String?
 
+    @Option(help: ArgumentHelp("The classes a build registers, comma-separated: answer for that build (records of other classes are skipped as it would skip them) instead of giving every record an owner.", valueName: "list"))
+    var classes: String?
+
     @Flag(help: "Print the answer as JSON.")
     var json = false
 
@@ -73,11 +82,29 @@ struct Why: ParsableCommand {
             guard FileRules.exists(dir) else { throw CtlFailure(Exit.notFound, "there is no plugin directory at \(Text.quotedPath(dir))") }
             guard FileRules.isDirectory(dir) else { throw CtlFailure(Exit.plugin, "the plugin directory \(Text.quotedPath(dir)) is not a directory") }
         }
+        let buildClasses = try HeadlessRestore.parseClasses(classes)
         let archive = try LoadedArchive.load(file)
         let reader = archive.reader
-        let run = HeadlessRestore(reader: reader, pluginDirectory: plugins)
+        let run = HeadlessRestore(reader: reader, pluginDirectory: plugins, classes: buildClasses)
         defer { run.engine.destroy() }
         guard let rec = run.paths.firstIndex(of: path) else {
+            // Size budgets: a path the save left out is explained, not "not found".
+            if let t = TrimmedList(reader: reader), let top = t.entries.first(where: { path == $0.path || path.hasPrefix($0.path + "/") }) {
+                let why = top.path == path
+                    ? "the save that wrote this archive left it out (with its descendants) to fit its size budget of \(t.budget) bytes"
+                    : "the save that wrote this archive left out its ancestor '\(top.path)' (with its descendants) to fit its size budget of \(t.budget) bytes"
+                var out = Output()
+                if json {
+                    out.write(JSONWriter.write(.object([("path", .string(path)), ("outcome", .string("trimmed")),
+                                                        ("top", .string(top.path)), ("budget", .number(String(t.budget))),
+                                                        ("detail", .string(why))])))
+                } else {
+                    out.line("\(Text.escaped(path)): not in the archive: \(top.path == path ? "RST_SKIP_TRIMMED" : "below a trimmed subtree")")
+                    out.line("  why      \(Text.escaped(why))")
+                }
+                out.flush()
+                return
+            }
             throw CtlFailure(Exit.notFound, "no record of \(Text.quotedPath(file)) has the path \(Text.quoted(path))")
         }
         try run.restore()
@@ -88,11 +115,14 @@ struct Why: ParsableCommand {
         if let skip = run.skips.first(where: { $0.record == rec }) {
             if json {
                 out.write(JSONWriter.write(.object([("path", .string(path)), ("outcome", .string("skipped")),
-                                                    ("skip", Explain.json(skip))])))
+                                                    ("skip", Explain.json(skip)),
+                                                    ("classes", buildClasses.map { .array($0.map { .string($0) }) } ?? .null),
+                                                    ("assumption", .string(BuildModel.assumptionText(classes: buildClasses)))])))
             } else {
                 out.line("\(Text.escaped(path)): skipped: \(skip.reason.cName)")
                 out.line("  class    \(cls.map { Text.escaped($0) } ?? "(none)")\(version != 0 ? ", version \(version)" : "")")
                 out.line("  why      \(Text.escaped(skip.detail))")
+                out.line("  assumes  \(BuildModel.assumptionText(classes: buildClasses))")
             }
         } else {
             let o = result.outcome(rec)
@@ -101,6 +131,8 @@ struct Why: ParsableCommand {
                 var members: [(String, JSON)] = [("path", .string(path)), ("outcome", .string(o.kind)), ("detail", .string(o.text))]
                 if let p = o.plugin { members.append(("plugin", .string(p))) }
                 if let position { members.append(("decode_index", .int(Int64(position)))) }
+                members.append(("classes", buildClasses.map { .array($0.map { .string($0) }) } ?? .null))
+                members.append(("assumption", .string(BuildModel.assumptionText(classes: buildClasses))))
                 out.write(JSONWriter.write(.object(members)))
             } else {
                 out.line("\(Text.escaped(path)): restored: \(o.text)")
@@ -109,6 +141,7 @@ struct Why: ParsableCommand {
                 if o.kind == "stand-in" {
                     out.line("  note     in an app this record needs a registered object, a class or a fallback; without one it is skipped (RST_SKIP_NO_FACTORY)")
                 }
+                out.line("  assumes  \(BuildModel.assumptionText(classes: buildClasses))")
             }
         }
         out.flush()

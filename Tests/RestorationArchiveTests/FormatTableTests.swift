@@ -8,6 +8,7 @@ final class FormatTableTests: XCTestCase {
             .boolFalse: .none, .boolTrue: .none, .int: .zigzag, .double: .fixed64,
             .string: .text, .bytes: .bytes, .object: .recordIndex, .intArray: .zigzagArray,
             .stringArray: .textArray, .record: .fields, .objectArray: .recordIndexArray,
+            .osString: .osText,
         ]
         XCTAssertEqual(expected.count, ValueTag.allCases.count)
         for tag in ValueTag.allCases {
@@ -28,6 +29,9 @@ final class FormatTableTests: XCTestCase {
         // v1.1's object arrays (tag 10) carry a length, so readers before
         // v1.1, which treated 10 as a future tag, skip them.
         XCTAssertTrue(PayloadShape.recordIndexArray.isLengthPrefixed)
+        // v1.2's OS strings (tag 11) too: a 1.1 reader skips them.
+        XCTAssertTrue(PayloadShape.osText.isLengthPrefixed)
+        XCTAssertEqual(ValueTag.osString.rawValue, 11)
     }
 
     func testDocumentRawTagsAgreeWithTheTable() {
@@ -35,7 +39,7 @@ final class FormatTableTests: XCTestCase {
             (.bool(false), .boolFalse), (.bool(true), .boolTrue), (.int(1), .int), (.double(1), .double),
             (.string(""), .string), (.bytes([]), .bytes), (.object(record: 0), .object),
             (.intArray([]), .intArray), (.stringArray([]), .stringArray), (.record([]), .record),
-            (.objectArray([]), .objectArray),
+            (.objectArray([]), .objectArray), (.osString([]), .osString),
         ]
         for (v, t) in values { XCTAssertEqual(v.rawTag, t.rawValue, "\(v)") }
     }

@@ -390,7 +390,7 @@ final class ValidationTests: XCTestCase {
         XCTAssertEqual(doc.objects[0].entries[2].value, .unknown(tag: 15, payload: []))
         XCTAssertEqual(try ArchiveDocument(bytes: try doc.encode()), doc)
         // An unknown tag whose length runs past the record.
-        expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 11, [9, 1]))]).bytes,
+        expectFailure(RawArchive(keys: ["a"], names: ["x"], records: [record(ident: 0, fields: field(0, 14, [9, 1]))]).bytes,
                       "corrupt", "value length 9")
     }
 

@@ -28,7 +28,7 @@ final class CABITests: XCTestCase {
         let cc = CTestPaths.which("cc") ?? CTestPaths.which("gcc") ?? CTestPaths.which("clang")
         let cxx = CTestPaths.which("c++") ?? CTestPaths.which("g++") ?? CTestPaths.which("clang++")
         guard let cc else { throw XCTSkip("no C compiler") }
-        for header in ["restoration.h", "restoration_plugin.h"] {
+        for header in ["restoration.h", "restoration_plugin.h", "restoration_store.h"] {
             let c = dir.path + "/alone-\(header).c"
             try "#include <\(header)>\nint rst_header_test_dummy(void);\n".write(toFile: c, atomically: true, encoding: .utf8)
             let r = try runProgram(cc, ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", CTestPaths.include,

@@ -77,4 +77,42 @@ final class LifecycleCTests: XCTestCase {
         print("kill -9 during rotating saves: seed \(seed)")
         try run("generations", "killrotate", [String(seed), "25"], timeout: 240)
     }
+
+    // MARK: library 1.2: saving moments (C/saving_moments.c)
+
+    private func moments(_ mode: String) throws { try run("saving_moments", mode, timeout: 60) }
+
+    /// A previous SIGTERM handler that exit()s and an atexit that flushes and
+    /// destroys the engine (a curses program): the claimed signal's save, the
+    /// re-raise into that handler and the atexit complete (fd loop and
+    /// thread); the change is saved and the next launch is a relaunch.
+    func testClaimedSignalWithExitingPreviousHandlerDoesNotDeadlock() throws { try moments("exit-handler") }
+
+    /// A host blocked in read() never dispatches: SIGTERM still ends it
+    /// (signal_deadline_ms 300, within 5 s, not before the deadline); the
+    /// unsaved change is lost and the next restore reports RECOVER; the
+    /// handler has SA_RESTART.
+    func testClaimedSignalEndsTheProgramAfterItsDeadline() throws { try moments("deadline") }
+
+    /// Version-2 options and signal_deadline_ms 0: the deadline is 1000 ms.
+    func testSignalDeadlineDefaultsToOneSecond() throws { try moments("default-deadline") }
+
+    /// rst_set_save_listener: CALL for rst_save and a saving rst_flush, AUTO
+    /// for autosaves, failures with their status; nothing for a clean flush
+    /// or a buffer save; no engine lock held (another thread saves, the
+    /// listener marks dirty); NULL removes it.
+    func testSaveListener() throws { try moments("listener") }
+
+    /// The listener hears a signal save as RST_SAVE_SIGNAL, once.
+    func testSaveListenerOnSignal() throws { try moments("listener-signal") }
+
+    /// Marks from the factory, decode, finished and did_finish_restoring on
+    /// the restoring thread are ignored (RST_OK); a mark from another thread
+    /// during the restore counts.
+    func testMarksDuringARestoreAreIgnored() throws { try moments("restore-marks") }
+
+    /// An autosave failing the same way logs one WARNING (the rest at
+    /// DEBUG); a different failure logs at once; the success after them
+    /// logs at INFO; the same failure after a success is new again.
+    func testRepeatedAutosaveFailuresAreLoggedOnce() throws { try moments("repeated-failures") }
 }

@@ -76,3 +76,60 @@ final class LockedBox<T>: @unchecked Sendable {
     func get() -> T { lock.withLock { value } }
     func set(_ v: T) { lock.withLock { value = v } }
 }
+
+final class SaveListenerTests: XCTestCase {
+    /// setSaveListener: `.call` for save() and a flush that saves (not a
+    /// clean flush, not saveToData()), `.auto` for a dispatched autosave,
+    /// the error of a failed save; the listener may mark dirty; nil removes it.
+    func testSaveListenerHearsEachSaveAttempt() throws {
+        let dir = try temporaryDirectory(self)
+        var options = RestorationEngine.Options(archivePath: dir.path + "/l.rst")
+        options.autosaveDelay = .milliseconds(20)
+        let refuse = LockedBox(false)
+        options.shouldSave = { !refuse.get() }
+        let engine = try RestorationEngine(options: options)
+        try engine.register(Probe("P"))
+        let heard = LockedBox<[String]>([])
+        let markOnce = LockedBox(false)
+        engine.setSaveListener { [weak engine] trigger, error in
+            heard.set(heard.get() + ["\(trigger) \(error?.statusName ?? "ok")"])
+            if markOnce.get() { markOnce.set(false); engine?.markDirty() }
+        }
+        try engine.save()
+        try engine.flush()                  // clean: nothing heard
+        _ = try engine.saveToData()         // a buffer: nothing heard
+        engine.markDirty()
+        markOnce.set(true)
+        try engine.flush()
+        XCTAssertTrue(engine.isDirty)       // the listener's mark counts
+        let fd = try engine.eventFileDescriptor()
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&pfd, 1, 3000), 1)
+        try engine.dispatch()
+        refuse.set(true)
+        XCTAssertThrowsError(try engine.save())
+        XCTAssertEqual(heard.get(), ["call ok", "call ok", "auto ok", "call RST_ERR_REJECTED"])
+        engine.setSaveListener(nil)
+        refuse.set(false)
+        try engine.save()
+        XCTAssertEqual(heard.get().count, 4)
+    }
+}
+
+final class SignalDeadlineOptionTests: XCTestCase {
+    /// signalDeadline: nil and positive durations are accepted; zero,
+    /// negative and too long ones are invalid.
+    func testSignalDeadlineOption() throws {
+        let dir = try temporaryDirectory(self)
+        var options = RestorationEngine.Options(archivePath: dir.path + "/d.rst")
+        XCTAssertNoThrow(try RestorationEngine(options: options))
+        options.signalDeadline = .milliseconds(300)
+        XCTAssertNoThrow(try RestorationEngine(options: options))
+        for bad: Duration in [.zero, .milliseconds(-5), .seconds(Int64(UInt32.max))] {
+            options.signalDeadline = bad
+            XCTAssertThrowsError(try RestorationEngine(options: options)) {
+                XCTAssertEqual(($0 as? RestorationError)?.statusName, "RST_ERR_INVALID")
+            }
+        }
+    }
+}

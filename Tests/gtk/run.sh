@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# The GTK 4 example (Examples/gtk-notes) under Xvfb: change its state as a
-# user would, kill -9 it once the autosave wrote it, relaunch (with the list
-# model reversed: the selection must follow the item, not the index), and
-# check the restored state and the reason (RECOVER) through its test hook;
-# then SIGTERM with an unsaved change: it ends by SIGTERM, the change saved
-# by the signal save, and the next launch reads RELAUNCH. A
-# screenshot of the restored window is written to $GTK_SCREENSHOT
-# (default .build/gtk-notes-restored.png).
+# restoration-gtk and the GTK 4 example (Examples/gtk-notes) under Xvfb, as
+# a user sees them:
+#   1. a session changes everything (types in the search entry and the note,
+#      selects a row far down the list and scrolls it near the top, moves the
+#      divider, resizes the window, ticks a box, moves a scale, types a
+#      password); once the autosave wrote it, a screenshot, then kill -9;
+#   2. relaunch: RECOVER, every value read back from the widgets, the row
+#      actually drawn at the top of the list, the password not in any file;
+#      a screenshot;
+#   3. relaunch with the list model reversed: the selection and the top row
+#      follow the items, not the indexes; a screenshot;
+#   4. switch page and type, resize the window from outside (xdotool), then
+#      SIGTERM at once (autosave 60 s away): the signal save keeps it, the
+#      process ends by SIGTERM, next launch RELAUNCH;
+#   5. type, then close the window at once: the save at close-request keeps it.
+# Before them, Tests/gtk/widgets.c checks every supported widget type and
+# the failures (bad archive values, skipped, duplicate and invalid names,
+# destroyed widgets and engines).
+# Screenshots (the whole X screen, xwd → PNG) are kept in $GTK_ARTEFACTS
+# (default .build/gtk-test/): before.png, restored.png, restored-reversed.png.
 #   Tests/gtk/run.sh [SUMMARY_FILE]
 set -u
 cd "$(dirname "$0")/../.."
@@ -14,14 +26,25 @@ SUMMARY=${1:-/dev/null}
 pass=0; fail=0
 ok()  { pass=$((pass+1)); echo "gtk: ok: $*"; }
 bad() { fail=$((fail+1)); echo "gtk: FAILED: $*"; }
-finish() { echo "gtk: $pass passed, $fail failed" | tee -a "$SUMMARY"; [ -n "${XPID:-}" ] && kill "$XPID" 2>/dev/null; rm -rf "${WORK:-/nonexistent}"; [ $fail -eq 0 ]; exit $?; }
+finish() {
+    [ -n "${P:-}" ] && kill -9 "$P" 2>/dev/null
+    [ -n "${XPID:-}" ] && kill "$XPID" 2>/dev/null
+    echo "gtk: $pass passed, $fail failed" | tee -a "$SUMMARY"
+    rm -rf "${WORK:-/nonexistent}"; [ $fail -eq 0 ]; exit $?
+}
 
+# librestoration (in-tree) and librestoration-gtk (.build/gtk), then the example against them.
+GTKLOG=$(mktemp)
+make --no-print-directory gtk > "$GTKLOG" 2>&1 || { tail -30 "$GTKLOG"; rm -f "$GTKLOG"; bad "make gtk (librestoration-gtk)"; finish; }
+rm -f "$GTKLOG"
 BIN=$(swift build --show-bin-path)
-swift build --product restoration >/dev/null || { bad "build librestoration"; finish; }
-ln -sf librestoration.so "$BIN/librestoration.so.1"
+LIB=$PWD/.build/gtk
 WORK=$(mktemp -d)
-cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/gtk-notes/notes.c $(pkg-config --cflags --libs gtk4) \
-   -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -o "$WORK/notes" || { bad "compile Examples/gtk-notes/notes.c"; finish; }
+ART=${GTK_ARTEFACTS:-$PWD/.build/gtk-test}
+mkdir -p "$ART"; rm -f "$ART"/*.png
+cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk Examples/gtk-notes/notes.c $(pkg-config --cflags --libs gtk4) \
+   -L"$LIB" -lrestoration-gtk -L"$BIN" -lrestoration -Wl,-rpath,"$LIB" -Wl,-rpath,"$BIN" -o "$WORK/notes" \
+   || { bad "compile Examples/gtk-notes/notes.c"; finish; }
 ok "compiled"
 
 # Xvfb on a free display (it writes the number it took).
@@ -34,42 +57,108 @@ DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')"
 export DISPLAY GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
 STATE="$WORK/state"; mkdir -p "$STATE"
 
-# 1. A user changes everything; the autosave writes it; kill -9.
-NOTES_SET="page=details;entry=Grüße aus Xvfb;select=Item 042;scroll=600;width=700;height=520" NOTES_READY="$WORK/ready" \
-  "$WORK/notes" "$STATE" > "$WORK/run1.log" 2>&1 &
-P=$!
-for _ in $(seq 1 200); do [ -f "$WORK/ready" ] && break; sleep 0.1; done
-if [ -f "$WORK/ready" ]; then ok "autosaved after the changes"; else bad "no autosave within 20 s: $(cat "$WORK/run1.log")"; fi
-kill -9 "$P"; wait "$P" 2>/dev/null
-grep -q RST_REASON_FIRST_LAUNCH "$WORK/run1.log" && ok "first launch" || bad "first launch reason: $(cat "$WORK/run1.log")"
+# 0. The library widget by widget (Tests/gtk/widgets.c, through buffers).
+if cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk -ITests/RestorationCTests/C Tests/gtk/widgets.c \
+     $(pkg-config --cflags --libs gtk4) -L"$LIB" -lrestoration-gtk -L"$BIN" -lrestoration \
+     -Wl,-rpath,"$LIB" -Wl,-rpath,"$BIN" -o "$WORK/widgets"; then
+    if timeout 60 "$WORK/widgets" > "$WORK/widgets.log" 2>&1; then ok "widgets: $(grep -m1 '^widgets: ok' "$WORK/widgets.log")"
+    else bad "widgets: $(cat "$WORK/widgets.log")"; fi
+else bad "compile Tests/gtk/widgets.c"; fi
 
-# 2. Relaunch: RECOVER, and every piece of state back.
-SHOT=${GTK_SCREENSHOT:-$PWD/.build/gtk-notes-restored.png}
-mkdir -p "$(dirname "$SHOT")"; rm -f "$SHOT"
-NOTES_DUMP="$WORK/dump" NOTES_SCREENSHOT="$SHOT" NOTES_REVERSE=1 timeout 60 "$WORK/notes" "$STATE" > "$WORK/run2.log" 2>&1
-[ -f "$WORK/dump" ] || { bad "relaunch wrote no state: $(cat "$WORK/run2.log")"; finish; }
+wait_file() { for _ in $(seq 1 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+# What the X screen shows, as PNG (xwd, then ImageMagick's convert).
+screenshot() {
+    if xwd -root -silent > "$WORK/shot.xwd" 2>/dev/null && convert "xwd:$WORK/shot.xwd" "$ART/$1" 2>/dev/null \
+       && [ -s "$ART/$1" ]; then ok "screenshot $ART/$1"; else bad "screenshot $1 (xwd, convert)"; fi
+}
+# Launches the example to read its restored state (the autosave far away,
+# so that reading changes nothing), waits for the dump, then kill -9.
+dump() {
+    local name=$1; shift
+    rm -f "$WORK/dump"
+    env NOTES_DUMP="$WORK/dump" NOTES_AUTOSAVE_MS=600000 "$@" "$WORK/notes" "$STATE" > "$WORK/$name.log" 2>&1 &
+    P=$!
+    if ! wait_file "$WORK/dump"; then bad "$name: no state written: $(cat "$WORK/$name.log")"; kill -9 $P; P=; return 1; fi
+    sleep 0.3
+    [ -n "${SHOT:-}" ] && screenshot "$SHOT"
+    kill -9 $P; wait $P 2>/dev/null; P=
+}
 expect() { if grep -qxF "$1" "$WORK/dump"; then ok "$1"; else bad "expected '$1' in: $(tr '\n' ' ' < "$WORK/dump")"; fi; }
+
+# 1. A user changes everything; the autosave writes it; kill -9.
+NOTES_SET="entry=Grüße aus Xvfb;note=Buy milk, then call Ann.;select=Item 120;top=110;divider=300;width=700;height=520;wrap=1;size=20;password=hunter2-secret" \
+  NOTES_READY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run1.log" 2>&1 &
+P=$!
+if wait_file "$WORK/ready"; then ok "autosaved after the changes"; else bad "no autosave within 30 s: $(cat "$WORK/run1.log")"; fi
+sleep 0.3
+screenshot before.png
+kill -9 "$P"; wait "$P" 2>/dev/null; P=
+SEEN=$(sed -n 's/^top_row=//p' "$WORK/ready")
+case "$SEEN" in "Item 109"|"Item 110") ok "scrolled: '$SEEN' at the top";; *) bad "scrolled: '$SEEN' at the top";; esac
+grep -q RST_REASON_FIRST_LAUNCH "$WORK/run1.log" && ok "first launch" || bad "first launch reason: $(cat "$WORK/run1.log")"
+if grep -rqa hunter2-secret "$STATE"; then bad "the password is in $(grep -rla hunter2-secret "$STATE")"; else ok "the password is in no file"; fi
+
+# 2. Relaunch: RECOVER, and every piece of state back, as the widgets show it.
+SHOT=restored.png dump relaunch
 expect "reason=RST_REASON_RECOVER"
 expect "width=700"
 expect "height=520"
-expect "page=details"
+expect "page=list"
 expect "entry=Grüße aus Xvfb"
-expect "select=Item 042"
-expect "selected_index=107"        # reversed model: the item, not index 42
-expect "scroll=600"
-if [ -s "$SHOT" ] && head -c 8 "$SHOT" | od -An -tx1 | grep -q "89 50 4e 47"; then ok "screenshot $SHOT"; else bad "no screenshot"; fi
+expect "note=Buy milk, then call Ann."
+expect "divider=300"
+expect "select=Item 120"
+expect "selected_index=120"
+expect "top_row=$SEEN"             # the row drawn at the top, not only the adjustment's value
+expect "wrap=1"
+expect "size=20"
+expect "password="
+# The list and the note as the user saw them before the kill, pixel for pixel
+# (the status line above them says RECOVER now, and the list's overlay
+# scrollbar indicator, drawn from GTK's estimate of the rows, are left out).
+same_region() {
+    local r=$1
+    convert "$ART/before.png" -crop "$r" +repage "$WORK/a.png" && convert "$ART/restored.png" -crop "$r" +repage "$WORK/b.png" \
+      && [ "$(compare -metric AE "$WORK/a.png" "$WORK/b.png" null: 2>&1)" = 0 ]
+}
+if same_region 288x420+0+60 && same_region 390x420+305+60; then ok "the restored window shows what was there before (screenshots)"; else bad "the restored window differs from before.png (see $ART)"; fi
 
-# 3. SIGTERM with the change not saved yet (autosave in 60 s): the signal
-#    save writes it, the process ends by SIGTERM, the next launch RELAUNCH.
+# 3. The model reversed: the selection and the top row follow the items.
+SHOT=restored-reversed.png dump reversed NOTES_REVERSE=1
+expect "select=Item 120"
+expect "selected_index=29"
+expect "top_row=$SEEN"
+
+# 4. A change, then SIGTERM at once (autosave 60 s away): the signal save writes it.
 rm -f "$WORK/ready"
-NOTES_AUTOSAVE_MS=60000 NOTES_SET="entry=after SIGTERM" NOTES_READY_DIRTY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run3.log" 2>&1 &
+NOTES_AUTOSAVE_MS=60000 NOTES_SET="page=settings;entry=after SIGTERM" NOTES_READY_DIRTY="$WORK/ready" \
+  "$WORK/notes" "$STATE" > "$WORK/run4.log" 2>&1 &
 P=$!
-for _ in $(seq 1 200); do [ -f "$WORK/ready" ] && break; sleep 0.1; done
+wait_file "$WORK/ready"
 grep -qx dirty "$WORK/ready" 2>/dev/null && ok "dirty before SIGTERM" || bad "not dirty before SIGTERM"
-kill -TERM "$P"; wait "$P"; rc=$?
-[ $rc -eq 143 ] && ok "ended by SIGTERM" || bad "exit status $rc after SIGTERM (expected 143): $(cat "$WORK/run3.log")"
-rm -f "$WORK/dump"
-NOTES_DUMP="$WORK/dump" timeout 60 "$WORK/notes" "$STATE" > "$WORK/run4.log" 2>&1
+# The window resized from outside, as by the window manager (xdotool).
+WID=$(xdotool search --onlyvisible --name "Notes" 2>/dev/null | head -1)
+if [ -n "$WID" ] && xdotool windowsize "$WID" 640 450; then sleep 0.5; else bad "xdotool could not resize the window"; fi
+kill -TERM "$P"; wait "$P"; rc=$?; P=
+[ $rc -eq 143 ] && ok "ended by SIGTERM" || bad "exit status $rc after SIGTERM (expected 143): $(cat "$WORK/run4.log")"
+SHOT= dump after-sigterm
 expect "reason=RST_REASON_RELAUNCH"
+expect "page=settings"
 expect "entry=after SIGTERM"
+expect "width=640"
+expect "height=450"
+expect "top_row=$SEEN"
+
+# 5. A change, then the window closed at once: the save at close-request keeps it.
+rm -f "$WORK/ready"
+NOTES_AUTOSAVE_MS=60000 NOTES_SET="entry=after close;note=closed at once" NOTES_READY_DIRTY="$WORK/ready" NOTES_CLOSE=1 \
+  timeout 60 "$WORK/notes" "$STATE" > "$WORK/run5.log" 2>&1
+rc=$?
+grep -qx dirty "$WORK/ready" 2>/dev/null && ok "dirty before the close" || bad "not dirty before the close"
+[ $rc -eq 0 ] && ok "closed" || bad "exit status $rc after the close: $(cat "$WORK/run5.log")"
+SHOT= dump after-close
+expect "reason=RST_REASON_RELAUNCH"
+expect "entry=after close"
+expect "note=closed at once"
+expect "divider=300"
 finish

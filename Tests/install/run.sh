@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Tests/install/run.sh [SUMMARY]: the library as a C user gets it.
 #
-# make install into a temporary prefix; check what was installed (files,
-# links, versions, NEEDED libraries, exported symbols); build an out-of-tree
+# make install into a temporary prefix from a read-only checkout, every
+# build product in BUILDDIR (INSTALL_BUILDDIR, default a temporary folder:
+# set it to keep the release build between runs), ldconfig left alone for
+# a private prefix; check what was installed (files, links, versions,
+# NEEDED libraries, exported symbols); build an out-of-tree
 # C host and the C plugin with pkg-config's flags alone, and the Swift plugin
 # self-contained; run save, then restore in a new process through both
 # plugins, and the installed restorectl, inside a mount namespace where the
@@ -22,6 +25,7 @@ T=$(mktemp -d /tmp/rst-install.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 PREFIX=$T/prefix
+BUILD=${INSTALL_BUILDDIR:-$T/build}
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 SWIFT=$(command -v swift)
 TOOLCHAIN=$(dirname "$(dirname "$(dirname "$(readlink -f "$SWIFT")")")")   # the folder holding usr/bin/swift
@@ -72,16 +76,29 @@ without_toolchain() {
 }
 
 # ---------------------------------------------------------------------------
-echo "== make install PREFIX=$PREFIX (the release build takes a few minutes the first time)"
-t_install() { make --no-print-directory install PREFIX="$PREFIX"; }
-check "make install PREFIX=..." t_install
+echo "== make install PREFIX=$PREFIX BUILDDIR=$BUILD from a read-only checkout (the release build takes a few minutes the first time)"
+# A fake ldconfig that records its calls: a private prefix must not run it.
+printf '#!/bin/sh\necho "$@" >> "%s"\n' "$T/ldconfig.calls" > "$T/ldconfig"
+chmod 755 "$T/ldconfig"
+t_install() {
+    local before after unshare=(unshare -m)
+    [ "$(id -u)" = 0 ] || unshare=(unshare -r -m)
+    before=$(git status --porcelain --ignored 2>/dev/null | sort)
+    "${unshare[@]}" bash -c 'mount --bind -o ro "$1" "$1" && ! touch "$1/.rst-write-probe" 2>/dev/null && shift && exec "$@"' \
+        read-only "$REPO" make --no-print-directory -C "$REPO" install PREFIX="$PREFIX" BUILDDIR="$BUILD" LDCONFIG="$T/ldconfig"
+    after=$(git status --porcelain --ignored 2>/dev/null | sort)
+    expect "nothing written to the checkout" test "$before" = "$after"
+    expect "the build products are in BUILDDIR" test -f "$BUILD/release/librestoration.so" -a -f "$BUILD/release/restorectl" -a -f "$BUILD/restoration.pc"
+    expect "ldconfig not run for a private prefix" test ! -e "$T/ldconfig.calls"
+}
+check "make install PREFIX=... BUILDDIR=... from a read-only checkout" t_install
 if [ ! -f "$PREFIX/lib/librestoration.so.$VERSION" ]; then
     echo "install: $pass passed, $((fail + 1)) failed" | tee -a "$SUMMARY"; exit 1
 fi
 
 t_files() {
     local f
-    for f in lib/librestoration.so.$VERSION include/restoration.h include/restoration_plugin.h \
+    for f in lib/librestoration.so.$VERSION include/restoration.h include/restoration_plugin.h include/restoration_store.h \
              lib/pkgconfig/restoration.pc bin/restorectl share/man/man1/restorectl.1 share/man/man3/restoration.3; do
         expect "$PREFIX/$f is a file" test -f "$PREFIX/$f"
     done
@@ -124,9 +141,9 @@ t_exports() {
     local lib=$PREFIX/lib/librestoration.so.$VERSION others declared missing
     others=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | grep -v '^rst_' || true)
     [ -z "$others" ] || { echo "exported besides rst_*: $(echo "$others" | head -20)"; return 1; }
-    declared=$(grep -hoE 'RST_API [^;]*[ *](rst_[a-z0-9_]+)[[:space:]]*\(' Include/restoration.h | grep -oE 'rst_[a-z0-9_]+[[:space:]]*\($' | tr -d ' (' | sort -u)
+    declared=$(grep -hoE 'RST_API [^;]*[ *](rst_[a-z0-9_]+)[[:space:]]*\(' Include/restoration.h Include/restoration_store.h | grep -oE 'rst_[a-z0-9_]+[[:space:]]*\($' | tr -d ' (' | sort -u)
     missing=$(comm -23 <(echo "$declared") <(nm -D --defined-only "$lib" | awk '{ print $3 }' | sort -u))
-    [ -z "$missing" ] || { echo "declared in restoration.h but not exported: $missing"; return 1; }
+    [ -z "$missing" ] || { echo "declared in the headers but not exported: $missing"; return 1; }
     echo "$(echo "$declared" | wc -l) functions declared, all exported, nothing else"
 }
 check "the dynamic symbol table holds the rst_* functions and nothing else" t_exports
@@ -275,20 +292,75 @@ EOF
 check "a Swift package outside the repo builds against a tagged clone with .package(url:, from: \"$VERSION\")" t_swift_package_by_version
 
 # ---------------------------------------------------------------------------
+# restoration-gtk, installed by make install when GTK 4's headers are there:
+# its files and links, SONAME and version, NEEDED, exports, and a program
+# built with `pkg-config restoration-gtk` alone.
+t_gtk() {
+    local v so lib exports
+    v=$(sed -n 's/^#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
+    so=librestoration-gtk.so.${v%%.*}
+    lib=$PREFIX/lib/librestoration-gtk.so.$v
+    expect "$lib is a file" test -f "$lib"
+    expect "$so -> librestoration-gtk.so.$v" test "$(readlink "$PREFIX/lib/$so")" = "librestoration-gtk.so.$v"
+    expect "librestoration-gtk.so -> $so" test "$(readlink "$PREFIX/lib/librestoration-gtk.so")" = "$so"
+    expect "restoration-gtk.h is a file" test -f "$PREFIX/include/restoration-gtk.h"
+    expect "SONAME $so" test "$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = "$so"
+    expect "pkg-config --modversion restoration-gtk == $v" test "$(pkg-config --modversion restoration-gtk)" = "$v"
+    expect "it needs librestoration.so.$MAJOR" grep -qx "librestoration.so.$MAJOR" <<< "$(needed "$lib")"
+    exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')
+    expect "it exports rst_gtk_* only (got: $exports)" test "$exports" = "rst_gtk_object rst_gtk_set_identity rst_gtk_skip rst_gtk_track "
+    cat > "$T/gtk-host.c" <<'EOF'
+#include <restoration-gtk.h>
+#include <stdio.h>
+int main(void) {
+    rst_object *(*volatile f)(GtkWidget *) = rst_gtk_object;
+    printf("restoration-gtk %s on librestoration %s\n", RST_GTK_VERSION_STRING, rst_version());
+    return f == NULL;
+}
+EOF
+    cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags restoration-gtk) "$T/gtk-host.c" \
+       $(pkg-config --libs restoration-gtk) -Wl,-rpath,"$PREFIX/lib" -o "$T/gtk-host"
+    "$T/gtk-host"
+}
+if pkg-config --exists gtk4; then
+    check "restoration-gtk: files, links, SONAME, version, exports, a program built with pkg-config alone" t_gtk
+else
+    echo "skip install: restoration-gtk (no GTK 4 headers: make deps-gtk)"
+fi
+
+# ---------------------------------------------------------------------------
+# Which installs refresh the loader's cache: only a real one into /usr or
+# /usr/local (shown with make -n: nothing is installed there).
+t_ldconfig_rule() {
+    local out
+    out=$(make --no-print-directory -n install PREFIX=/usr/local BUILDDIR="$BUILD" LDCONFIG=/fake/ldconfig)
+    grep -q '/fake/ldconfig' <<< "$out" || { echo "PREFIX=/usr/local: no ldconfig"; return 1; }
+    out=$(make --no-print-directory -n install PREFIX=/usr BUILDDIR="$BUILD" LDCONFIG=/fake/ldconfig)
+    grep -q '/fake/ldconfig' <<< "$out" || { echo "PREFIX=/usr: no ldconfig"; return 1; }
+    out=$(make --no-print-directory -n install PREFIX=/usr DESTDIR="$T/stage" BUILDDIR="$BUILD" LDCONFIG=/fake/ldconfig)
+    ! grep -q '/fake/ldconfig' <<< "$out" || { echo "DESTDIR: ldconfig"; return 1; }
+    out=$(make --no-print-directory -n install PREFIX="$T/p" BUILDDIR="$BUILD" LDCONFIG=/fake/ldconfig)
+    ! grep -q '/fake/ldconfig' <<< "$out" || { echo "a private prefix: ldconfig"; return 1; }
+}
+check "ldconfig only for a real install into /usr or /usr/local" t_ldconfig_rule
+
 t_destdir() {
     local stage=$T/stage
-    make --no-print-directory install DESTDIR="$stage" PREFIX=/usr
+    make --no-print-directory install DESTDIR="$stage" PREFIX=/usr BUILDDIR="$BUILD" LDCONFIG="$T/ldconfig"
+    expect "ldconfig not run for a DESTDIR stage" test ! -e "$T/ldconfig.calls"
+    expect "staged restoration_store.h" test -f "$stage/usr/include/restoration_store.h"
     expect "staged library" test -f "$stage/usr/lib/librestoration.so.$VERSION"
     expect "restoration.pc names the final prefix" grep -qx "prefix=/usr" "$stage/usr/lib/pkgconfig/restoration.pc"
     expect "nothing written outside DESTDIR" test ! -e "/usr/lib/librestoration.so.$VERSION"
-    make --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr
+    make --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr LDCONFIG="$T/ldconfig"
     local left; left=$(find "$stage" -type f -o -type l)
     [ -z "$left" ] || { echo "left after uninstall: $left"; return 1; }
 }
 check "DESTDIR staging, then uninstall from it" t_destdir
 
 t_uninstall() {
-    make --no-print-directory uninstall PREFIX="$PREFIX"
+    make --no-print-directory uninstall PREFIX="$PREFIX" LDCONFIG="$T/ldconfig"
+    expect "ldconfig not run for a private prefix" test ! -e "$T/ldconfig.calls"
     local left; left=$(find "$PREFIX" -type f -o -type l)
     [ -z "$left" ] || { echo "left after uninstall: $left"; return 1; }
 }

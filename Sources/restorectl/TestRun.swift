@@ -1,0 +1,338 @@
+// The runs of `restorectl test` (Test.swift): baseline, seed, one kill and
+// one relaunch per point, the round trip.
+
+import RestorationArchive
+import RestorationCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+struct DeathTest {
+    let command: [String]
+    private(set) var archivePath: String?
+    let timeout: Double
+    let dir: String
+    private var runs = 0
+    /// The paths the previous launch restored.
+    private var baseline: Set<String> = []
+    private var results = TestResults()
+    /// The report of the last point's relaunch.
+    private var lastRelaunch: TestReport?
+
+    init(command: [String], archive: String?, timeout: Double) throws(CtlFailure) {
+        self.command = command
+        self.archivePath = archive
+        self.timeout = timeout
+        let base = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/restorectl-test-XXXXXX"
+        var template = Array(base.utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CtlFailure(Exit.io, "cannot create a temporary directory from \(Text.quotedPath(base)): \(String(cString: strerror(errno)))")
+        }
+        dir = String(cString: made)
+    }
+
+    func cleanUp() {
+        for f in (try? listDirectory(dir)) ?? [] { unlink("\(dir)/\(f)") }
+        rmdir(dir)
+    }
+
+    private func listDirectory(_ path: String) throws -> [String] {
+        guard let d = opendir(path) else { return [] }
+        defer { closedir(d) }
+        var out: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out
+    }
+
+    // MARK: launching
+
+    private mutating func launch(_ label: String, env: [String: String]) throws(CtlFailure) -> (ChildEnd, String) {
+        runs += 1
+        let log = "\(dir)/\(runs)-\(label).log"
+        return (try TestChild.run(command, env: env, log: log, timeout: timeout), log)
+    }
+
+    /// A launch with RESTORATION_TEST_EXIT=mode.
+    private mutating func relaunch(_ label: String, mode: String = "restored") throws(CtlFailure) -> (ChildEnd, TestReport?, String, String) {
+        let report = "\(dir)/\(runs + 1)-\(label).json"
+        let (end, log) = try launch(label, env: ["RESTORATION_TEST_EXIT": mode, "RESTORATION_TEST_REPORT": report])
+        return (end, end == .exited(0) ? TestReport.read(report) : nil, log, report)
+    }
+
+    private func logBlock(_ title: String, _ log: String) -> String {
+        "--- \(title): output of '\(command.joined(separator: " "))' ---\n" + TestChild.tail(log)
+    }
+
+    // MARK: the archive
+
+    private struct ArchiveState {
+        var exists = false
+        var valid = false
+        var message = ""
+    }
+
+    /// Whether the archive, or else one of its generations, is valid.
+    private func archiveState() -> ArchiveState {
+        guard let path = archivePath else { return ArchiveState() }
+        var s = ArchiveState()
+        var problem = ""
+        if FileRules.exists(path) {
+            s.exists = true
+            do {
+                _ = try LoadedArchive.load(path)
+                s.valid = true
+                return s
+            } catch {
+                problem = error.message
+            }
+        }
+        for g in FileStore.generationFiles(of: path) {
+            s.exists = true
+            if (try? LoadedArchive.load(g)) != nil {
+                s.valid = true
+                s.message = problem.isEmpty ? "" : "\(problem); generation \(Text.quotedPath(g)) is valid"
+                return s
+            }
+        }
+        s.message = problem.isEmpty ? "no valid archive or generation at \(Text.quotedPath(path))" : problem
+        return s
+    }
+
+    /// The paths a report says were restored: the records of the file it
+    /// restored, less the ones it skipped.
+    private func restoredPaths(_ r: TestReport) -> Set<String> {
+        guard let path = archivePath, r.status == "RST_OK", r.reason != "RST_REASON_FIRST_LAUNCH" else { return [] }
+        let file = r.generation == 0 ? path : FileStore.generationPath(path, r.generation)
+        guard let a = try? LoadedArchive.load(file) else { return [] }
+        var paths = Set((0..<a.reader.recordCount).map { a.reader.path(ofRecord: $0) })
+        for s in r.skipped { paths.remove(s.path) }
+        return paths
+    }
+
+    // MARK: the test
+
+    mutating func runAll(_ points: [KillPoint], roundtrip: Bool) throws(CtlFailure) -> TestResults {
+        // 1. A plain run: which archive, and what it restores.
+        let (end, report, log, _) = try relaunch("baseline")
+        guard let report else {
+            throw CtlFailure(Exit.failure, "the first run (RESTORATION_TEST_EXIT=restored) \(end.text) without a report: does the program restore from an archive path at start?\n" + logBlock("first run", log))
+        }
+        if archivePath == nil {
+            guard let f = report.storeFile else {
+                throw CtlFailure(Exit.failure, "the first run's report names the store \(Text.quoted(report.store)), not a file: give --archive")
+            }
+            archivePath = f
+        }
+        baseline = restoredPaths(report)
+        if report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
+        // 2. No archive yet: run until the first save is in place.
+        if !archiveState().exists {
+            let (seedEnd, seedLog) = try launch("seed", env: ["RESTORATION_KILL_AT": KillPoint.saveReplaced.rawValue])
+            if seedEnd == .killed {
+                let (_, again, _, _) = try relaunch("baseline-2")
+                if let again { baseline = restoredPaths(again) }
+            } else {
+                results.failureLogs.append("restorectl: note: no archive yet, and the program \(seedEnd.text) before its first save was in place; the points run without one\n" + logBlock("seed run", seedLog))
+            }
+        }
+        if roundtrip { try runRoundtrip() }
+        for p in points {
+            lastRelaunch = nil
+            results.points.append(try runPoint(p))
+            if let report = lastRelaunch, report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
+        }
+        return results
+    }
+
+    /// Clears a quarantine an earlier death left on the file `report`
+    /// restored (as `restorectl quarantine --clear` does), so the next point
+    /// starts from the whole state, and takes the baseline again.
+    private mutating func heal(_ report: TestReport) throws(CtlFailure) {
+        guard let path = archivePath else { return }
+        let file = report.generation == 0 ? path : FileStore.generationPath(path, report.generation)
+        do { try Engine.clearQuarantine(of: file) } catch { throw CtlFailure(error) }
+        if case (_, let again?, _, _) = try relaunch("baseline-cleared") { baseline = restoredPaths(again) }
+    }
+
+    private mutating func runPoint(_ p: KillPoint) throws(CtlFailure) -> PointResult {
+        let name = p.rawValue
+        let before = archiveState()
+        let (end, log) = try launch(name, env: ["RESTORATION_KILL_AT": name])
+        switch end {
+        case .killed: break
+        case .timedOut:
+            return PointResult(point: name, verdict: .notReached, reason: "not reached within \(Text.seconds(timeout)) (restorectl ended the program)", code: "not_reached_timeout")
+        case .exited(let c):
+            return PointResult(point: name, verdict: .notReached, reason: "the program exited (status \(c)) without reaching it", code: "not_reached_exited")
+        case .signaled:
+            results.failureLogs.append(logBlock("\(name), the run to kill", log))
+            return PointResult(point: name, verdict: .fail, reason: "the program \(end.text) before reaching the point", code: "died_before")
+        }
+        let after = archiveState()
+        if after.exists && !after.valid {
+            results.failureLogs.append(logBlock("\(name), the killed run", log))
+            return PointResult(point: name, verdict: .fail, reason: "after the kill: \(after.message)", code: "archive_invalid")
+        }
+        if !after.exists && before.exists {
+            return PointResult(point: name, verdict: .fail, reason: "after the kill there is no archive and no generation at \(Text.quotedPath(archivePath ?? ""))", code: "archive_gone")
+        }
+        let (end2, report, log2, _) = try relaunch("\(name)-relaunch")
+        func fail(_ why: String, _ code: String) -> PointResult {
+            results.failureLogs.append(logBlock("\(name), the relaunch", log2))
+            return PointResult(point: name, verdict: .fail, reason: why, code: code)
+        }
+        guard end2 == .exited(0) else {
+            if end2 == .timedOut { return fail("the relaunch did not finish its first restore within \(Text.seconds(timeout))", "relaunch_timeout") }
+            return fail("the relaunch \(end2.text)", "relaunch_died")
+        }
+        guard let report else { return fail("the relaunch wrote no report", "no_report") }
+        lastRelaunch = report
+        let skips = report.skipped.map { (path: $0.path, reason: $0.reason) }
+        let recovered = report.reason == "RST_REASON_RECOVER" || report.reason == "RST_REASON_FALLBACK"
+        let nothingYet = !before.exists && !after.exists && report.reason == "RST_REASON_FIRST_LAUNCH"
+            && (report.status == "RST_OK" || report.status == "RST_ERR_NOT_FOUND")
+        guard recovered || nothingYet else {
+            var why = "the relaunch restored with \(report.reason), not RST_REASON_RECOVER or RST_REASON_FALLBACK"
+            if report.status != "RST_OK" { why += " (\(report.status): \(report.error))" }
+            var r = fail(why, "reason")
+            r.skipped = skips
+            return r
+        }
+        let quarantined = report.skipped.filter { $0.reason == "RST_SKIP_QUARANTINED" }.map(\.path)
+        var expected: [String] = []
+        for s in report.skipped {
+            let underQuarantine = quarantined.contains { s.path == $0 || s.path.hasPrefix($0 + "/") }
+            if p == .restoreDecoding && underQuarantine {
+                if s.reason == "RST_SKIP_QUARANTINED" { expected.append(s.path) }
+                continue
+            }
+            if baseline.contains(s.path) {
+                var r = fail("the relaunch skipped \(Text.quotedPath(s.path)) (\(s.reason): \(s.detail)), which the previous launch restored", "skipped")
+                r.skipped = skips
+                return r
+            }
+        }
+        baseline = restoredPaths(report)
+        var why = nothingYet ? "nothing saved yet; the relaunch started fresh" : "the relaunch: \(report.reason), \(report.restored) restored"
+        if report.generation > 0 { why += " from generation \(report.generation)" }
+        if !expected.isEmpty { why += "; " + expected.map { Text.quotedPath($0) }.joined(separator: ", ") + " quarantined, as expected after a death in its decode" }
+        if !after.message.isEmpty { why += "; " + after.message }
+        return PointResult(point: name, verdict: .pass, reason: why, code: "pass", skipped: skips)
+    }
+
+    private mutating func runRoundtrip() throws(CtlFailure) {
+        let (end, report, log, reportFile) = try relaunch("roundtrip", mode: "roundtrip")
+        func fail(_ why: String) {
+            results.failureLogs.append(logBlock("the round trip", log))
+            results.roundtrip = (false, [], why)
+        }
+        guard end == .exited(0) else { return fail("the relaunch \(end.text)") }
+        guard let report else { return fail("the relaunch wrote no report") }
+        guard report.status == "RST_OK", report.reason != "RST_REASON_FIRST_LAUNCH", let path = archivePath else {
+            return fail("nothing was restored (\(report.reason)\(report.status == "RST_OK" ? "" : ", \(report.status): \(report.error)")); nothing to compare")
+        }
+        let file = report.generation == 0 ? path : FileStore.generationPath(path, report.generation)
+        let saved: ArchiveDocument, again: ArchiveDocument
+        do {
+            saved = try LoadedArchive.load(file).document
+            again = try LoadedArchive.load(reportFile + ".rst").document
+        } catch {
+            return fail(error.message)
+        }
+        let diffs = RoundTripDiff(saved: saved, again: again).lines()
+        var skips = ""
+        if let s = report.skipped.first {
+            skips = "; the restore skipped \(report.skipped.count) record\(report.skipped.count == 1 ? "" : "s") (first \(Text.quotedPath(s.path)), \(s.reason))"
+        }
+        results.roundtrip = diffs.isEmpty
+            ? (true, [], "\(saved.objects.count) objects: every value came back the same" + skips)
+            : (false, diffs, "\(diffs.count) value\(diffs.count == 1 ? " does" : "s do") not come back the same (state the program does not really restore)" + skips)
+        if !diffs.isEmpty { results.failureLogs.append(logBlock("the round trip", log)) }
+    }
+}
+
+/// `PATH key: saved X, restored then saved Y`, for every value of an archive
+/// that a restore followed by a save does not give back (save times aside).
+struct RoundTripDiff {
+    let saved: ArchiveDocument
+    let again: ArchiveDocument
+    let sp: [String]
+    let ap: [String]
+    let sr: Renderer
+    let ar: Renderer
+
+    init(saved: ArchiveDocument, again: ArchiveDocument) {
+        self.saved = saved
+        self.again = again
+        sp = saved.objects.indices.map { saved.path(of: $0) }
+        ap = again.objects.indices.map { again.path(of: $0) }
+        sr = Renderer(paths: sp, full: false)
+        ar = Renderer(paths: ap, full: false)
+    }
+
+    func lines() -> [String] {
+        var out: [String] = []
+        var againIndex: [String: Int] = [:]
+        for (i, p) in ap.enumerated() { againIndex[p] = i }
+        let savedPaths = Set(sp)
+        for (i, p) in sp.enumerated() {
+            let so = saved.objects[i]
+            guard let j = againIndex[p] else {
+                out.append("\(Text.escaped(p)): saved (\(so.className.map { "class " + Text.escaped($0) } ?? "no class")), restored then saved: missing")
+                continue
+            }
+            let ao = again.objects[j]
+            if so.className != ao.className {
+                out.append("\(Text.escaped(p)) class: saved \(so.className.map { Text.escaped($0) } ?? "(none)"), restored then saved \(ao.className.map { Text.escaped($0) } ?? "(none)")")
+            }
+            compare(p, so.entries, ao.entries, trail: "", into: &out)
+        }
+        for (j, p) in ap.enumerated() where !savedPaths.contains(p) {
+            out.append("\(Text.escaped(p)): not saved, restored then saved (\(again.objects[j].className.map { "class " + Text.escaped($0) } ?? "no class"))")
+        }
+        return out
+    }
+
+    private func compare(_ path: String, _ a: [ArchiveEntry], _ b: [ArchiveEntry], trail: String, into out: inout [String]) {
+        var bIndex: [String: Int] = [:]
+        for (k, e) in b.enumerated() { bIndex[e.key] = k }
+        var aKeys = Set<String>()
+        let p = Text.escaped(path)
+        for e in a {
+            aKeys.insert(e.key)
+            let name = trail + Text.escaped(e.key)
+            guard let k = bIndex[e.key] else {
+                out.append("\(p) \(name): saved \(sr.typeAndValue(e.value)), restored then saved (missing)")
+                continue
+            }
+            let f = b[k]
+            if case .record(let x) = e.value, case .record(let y) = f.value {
+                compare(path, x, y, trail: name + ".", into: &out)
+            } else if !same(e.value, f.value) {
+                out.append("\(p) \(name): saved \(sr.typeAndValue(e.value)), restored then saved \(ar.typeAndValue(f.value))")
+            }
+        }
+        for f in b where !aKeys.contains(f.key) {
+            out.append("\(p) \(trail + Text.escaped(f.key)): saved (missing), restored then saved \(ar.typeAndValue(f.value))")
+        }
+    }
+
+    /// Equal values; references compare the targets' paths, doubles their bits.
+    private func same(_ x: ArchiveValue, _ y: ArchiveValue) -> Bool {
+        switch (x, y) {
+        case (.object(let r), .object(let s)):
+            return (r < sp.count ? sp[r] : "#\(r)") == (s < ap.count ? ap[s] : "#\(s)")
+        case (.objectArray(let a), .objectArray(let b)):
+            return a.map { r in r < sp.count ? sp[r] : "#\(r)" } == b.map { s in s < ap.count ? ap[s] : "#\(s)" }
+        case (.double(let d), .double(let e)):
+            return d.bitPattern == e.bitPattern
+        default:
+            return x == y
+        }
+    }
+}

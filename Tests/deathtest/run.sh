@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Process-death testing of this project's programs with `restorectl test`
+# (docs/TESTING.md): Examples/countries-c and Examples/countries-swift (their
+# demo-loop mode) and Examples/gtk-notes under Xvfb pass every kill point
+# and the round trip; the negative controls of Tests/deathtest/broken.c fail
+# as they should, naming the key or the record.
+#   Tests/deathtest/run.sh [SUMMARY_FILE]
+# Needs cc, and for gtk-notes libgtk-4-dev and Xvfb (`make deps-gtk`);
+# DEATHTEST_NO_GTK=1 leaves gtk-notes out.
+set -u
+cd "$(dirname "$0")/../.."
+SUMMARY=${1:-/dev/null}
+pass=0; fail=0
+ok()  { pass=$((pass+1)); echo "deathtest: ok: $*"; }
+bad() { fail=$((fail+1)); echo "deathtest: FAILED: $*"; }
+finish() { echo "deathtest: $pass passed, $fail failed" | tee -a "$SUMMARY"; [ -n "${XPID:-}" ] && kill "$XPID" 2>/dev/null; rm -rf "${WORK:-/nonexistent}"; [ $fail -eq 0 ]; exit $?; }
+
+for p in restoration restorectl countries-swift countries_detail CountriesPanesPlugin; do
+  swift build --product "$p" >/dev/null || { bad "build $p"; finish; }
+done
+BIN=$(swift build --show-bin-path)
+ln -sf librestoration.so "$BIN/librestoration.so.1"
+CTL="$BIN/restorectl"
+WORK=$(mktemp -d)
+cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/countries-c/countries.c -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" \
+   -o "$WORK/countries" || { bad "compile Examples/countries-c"; finish; }
+cc -std=c11 -Wall -Wextra -Werror -IInclude Tests/deathtest/broken.c -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" \
+   -o "$WORK/broken" || { bad "compile Tests/deathtest/broken.c"; finish; }
+
+# A fresh state directory (with the countries plugins when asked).
+state() {
+  local d="$WORK/state-$1"; rm -rf "$d"; mkdir -p "$d"; chmod 755 "$d"
+  if [ "${2:-}" = plugins ]; then
+    mkdir -p "$d/plugins"; chmod 755 "$d/plugins"
+    install -m 644 "$BIN/libcountries_detail.so" "$BIN/libCountriesPanesPlugin.so" "$d/plugins/"
+  fi
+  echo "$d"
+}
+# run NAME ARGS...: restorectl test, output in $WORK/NAME.out, status in $rc.
+run() { local name=$1; shift; timeout 900 "$CTL" test "$@" > "$WORK/$name.out" 2> "$WORK/$name.err"; rc=$?; }
+show() { cat "$WORK/$1.out"; head -c 4000 "$WORK/$1.err"; }
+all_pass() {   # NAME: every point passed and the round trip too
+  if [ $rc -eq 0 ] && grep -q "^8 passed, 0 failed, 0 not reached; round trip passed$" "$WORK/$1.out"; then ok "$1: 8 points and the round trip pass"
+  else bad "$1 (exit $rc):"; show "$1"; fi
+}
+expect_line() {   # NAME STATUS FIXED-STRING
+  if [ $rc -eq "$2" ] && grep -qF -- "$3" "$WORK/$1.out"; then ok "$1: exit $2, '$3'"
+  else bad "$1: expected exit $2 and '$3' (exit $rc):"; show "$1"; fi
+}
+
+# 1. The examples pass every point and the round trip.
+S=$(state countries-c plugins)
+run countries-c --roundtrip --timeout 20 -- "$WORK/countries" "$S" demo-loop; all_pass countries-c
+S=$(state countries-swift plugins)
+run countries-swift --roundtrip --timeout 20 -- "$BIN/countries-swift" "$S" demo-loop; all_pass countries-swift
+
+if [ -n "${DEATHTEST_NO_GTK:-}" ]; then
+  echo "deathtest: gtk-notes left out (DEATHTEST_NO_GTK)"
+elif ! pkg-config --exists gtk4 || ! command -v Xvfb >/dev/null; then
+  bad "gtk-notes: needs libgtk-4-dev and Xvfb (make deps-gtk), or DEATHTEST_NO_GTK=1"
+elif ! cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/gtk-notes/notes.c $(pkg-config --cflags --libs gtk4) \
+        -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -o "$WORK/notes"; then
+  bad "compile Examples/gtk-notes"
+else
+  exec 9<> "$WORK/display"
+  Xvfb -displayfd 9 -screen 0 1024x768x24 -nolisten tcp > "$WORK/xvfb.log" 2>&1 &
+  XPID=$!
+  for _ in $(seq 1 100); do [ -s "$WORK/display" ] && break; sleep 0.1; done
+  if [ ! -s "$WORK/display" ]; then bad "Xvfb did not start: $(cat "$WORK/xvfb.log")"
+  else
+    S=$(state gtk-notes)
+    # NOTES_SET: each run changes the state as a user would, so it autosaves.
+    DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')" GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none \
+    NOTES_SET="page=details;entry=Grüße aus Xvfb;select=Item 042;scroll=600;width=700;height=520" \
+      run gtk-notes --roundtrip --timeout 30 -- "$WORK/notes" "$S"
+    all_pass gtk-notes
+  fi
+fi
+
+# 2. Negative controls.
+S=$(state good); run broken-good --roundtrip --timeout 20 -- "$WORK/broken" "$S" good; all_pass broken-good
+S=$(state drop-key); run drop-key --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" drop-key
+expect_line drop-key 1 'root label: saved string = "label '
+S=$(state corrupt); run corrupt --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" corrupt
+expect_line corrupt 1 'root count: saved int = '
+grep -qE "^  root count: saved int = ([0-9]+), restored then saved int = [0-9]+$" "$WORK/corrupt.out" \
+  && ok "corrupt: one line naming the key" || { bad "corrupt: the difference line"; show corrupt; }
+S=$(state forget-child); run forget-child --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" forget-child
+expect_line forget-child 1 "root/child: saved (class Child), restored then saved: missing"
+S=$(state decline-later); run decline-later --points save-replaced --timeout 20 -- "$WORK/broken" "$S" decline-later
+expect_line decline-later 1 "save-replaced  FAIL         the relaunch skipped 'root/child' (RST_SKIP_DECLINED"
+S=$(state idle); run idle --points save-begin,autosave --timeout 1 -- "$WORK/broken" "$S" idle
+expect_line idle 0 "0 passed, 0 failed, 2 not reached"
+S=$(state exit); run exit --json --points save-begin --timeout 20 -- "$WORK/broken" "$S" exit
+expect_line exit 0 '"reason_code": "not_reached_exited"'
+if ! command -v python3 >/dev/null; then echo "deathtest: --json not parsed (no python3)"
+elif python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is True and d["not_reached"] == 1 and d["points"][0]["verdict"] == "NOT REACHED"' "$WORK/exit.out" 2>/dev/null; then
+  ok "exit: --json parses"; else bad "exit: --json"; show exit; fi
+run usage --points nowhere -- "$WORK/broken" "$WORK" good
+[ $rc -eq 2 ] && grep -q "'nowhere' is not a kill point" "$WORK/usage.err" && ok "usage: an unknown point is exit 2" || { bad "usage (exit $rc)"; show usage; }
+finish
