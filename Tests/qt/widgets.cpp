@@ -58,7 +58,7 @@ struct Tree {
     QRadioButton *one, *two;
     QCheckBox *check;
     QComboBox *combo, *editable;
-    QLineEdit *inner, *skipped, *echoOnEdit, *dup1, *dup2, *slash;
+    QLineEdit *inner, *skipped, *echoOnEdit, *dup1, *dup2, *slash, *shown;
     QScrollArea *area;
     QTableWidget *table;
 };
@@ -104,6 +104,8 @@ static Tree build(bool reverse) {
     t.skipped = add(new QLineEdit, "skipped");
     t.echoOnEdit = add(new QLineEdit, "echoOnEdit");
     t.echoOnEdit->setEchoMode(QLineEdit::PasswordEchoOnEdit);
+    t.shown = add(new QLineEdit, "shown");                 // a password with a "show" toggle
+    t.shown->setEchoMode(QLineEdit::Password);
     t.dup1 = add(new QLineEdit, "dup");
     t.dup2 = add(new QLineEdit, "dup");
     t.slash = add(new QLineEdit, "a/b");
@@ -124,6 +126,14 @@ static Tree build(bool reverse) {
     RestorationQt::setIdentityRole(t.table, Qt::UserRole);
     return t;
 }
+
+/* The app's own object, registered under a tracked widget. */
+static int64_t appValue;
+static const rst_object_callbacks appCallbacks = {
+    [](void *, rst_coder *c) { rst_encode_int(c, "count", appValue); },
+    [](void *, rst_coder *c) { (void)rst_decode_int(c, "count", &appValue); },
+    nullptr, nullptr,
+};
 
 static rst_engine *engineAt(const QByteArray &path) {
     rst_engine_options o;
@@ -168,6 +178,12 @@ int main(int argc, char **argv) {
     CHECK(rst_find_object(e, "root/skipped") == nullptr);
     CHECK(rst_find_object(e, "root/stack/second") != nullptr);
     CHECK(rst_find_object(e, "root/spin") != nullptr);
+    CHECK(RestorationQt::object(e, a.spin) == rst_find_object(e, "root/spin"));
+    CHECK(RestorationQt::object(e, a.skipped) == nullptr);
+    CHECK(RestorationQt::object(e, nullptr) == nullptr);
+    CHECK(RestorationQt::object(nullptr, a.spin) == nullptr);
+    CHECK(rst_register_object(e, "appdata", RestorationQt::object(e, a.stack), nullptr, &appCallbacks, nullptr, nullptr) == RST_OK);
+    appValue = 31;
     CHECK(RestorationQt::restore(e) == RST_ERR_NOT_FOUND);
     CHECK(!rst_is_dirty(e));
     a.root->show();
@@ -189,6 +205,8 @@ int main(int argc, char **argv) {
     CHANGED(e, a.inner->setText("inside"));
     CHANGED(e, a.dup1->setText("first dup"));
     CHANGED(e, a.echoOnEdit->setText("secret-echo"));
+    a.shown->setEchoMode(QLineEdit::Normal);                  // "show password": still never saved
+    CHANGED(e, a.shown->setText("revealed-secret"));
     CHANGED(e, a.area->verticalScrollBar()->setValue(500));
     CHANGED(e, a.area->horizontalScrollBar()->setValue(300));
     CHANGED(e, a.table->selectRow(7));
@@ -226,6 +244,7 @@ int main(int argc, char **argv) {
     const QByteArray bytes = f.readAll();
     CHECK(!bytes.isEmpty());
     CHECK(!bytes.contains("secret-echo"));                     // a non-Normal echo mode is never saved
+    CHECK(!bytes.contains("revealed-secret"));
     CHECK(bytes.contains("first dup"));
 
     // ---- session 2: a fresh tree (the table reversed), restored ----
@@ -235,7 +254,11 @@ int main(int argc, char **argv) {
     RestorationQt::skip(b.skipped);
     RestorationQt::skip(b.skippedLater);
     RestorationQt::track(e, b.root);
+    appValue = 0;
+    CHECK(rst_register_object(e, "appdata", RestorationQt::object(e, b.stack), nullptr, &appCallbacks, nullptr, nullptr) == RST_OK);
     CHECK(RestorationQt::restore(e) == RST_OK);
+    CHECK(appValue == 31);                                     // the app's object beside the widgets
+    CHECK(rst_find_object(e, "root/stack/appdata") != nullptr);
     CHECK(!rst_is_dirty(e));
     b.root->show();
     settle(800);
@@ -258,6 +281,7 @@ int main(int argc, char **argv) {
     CHECK(b.dup2->text().isEmpty());
     CHECK(b.skipped->text().isEmpty());
     CHECK(b.echoOnEdit->text().isEmpty());
+    CHECK(b.shown->text().isEmpty());
     CHECK(b.area->verticalScrollBar()->value() == 500);
     CHECK(b.area->horizontalScrollBar()->value() == 300);
     // Rows by their UserRole identity in the reversed table.

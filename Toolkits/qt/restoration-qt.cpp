@@ -77,6 +77,7 @@ struct Node {
     Values frozen;
     Values closed;          // captured when its window closed
     bool closedCaptured = false;
+    bool secret = false;                // a QLineEdit once seen hiding its text: never saved
 };
 
 class Filter : public QObject {
@@ -313,6 +314,14 @@ bool getInt(const Values &vals, const char *key, int *out) {
     return true;
 }
 
+/* A password field stays secret once seen so, even after a "show password"
+ * toggle sets its echo mode back to Normal (checked when tracked, at each
+ * change of its text, and at each save). */
+bool isSecret(Node *n, const QLineEdit *le) {
+    if (le->echoMode() != QLineEdit::Normal) n->secret = true;
+    return n->secret;
+}
+
 Values capture(Node *n) {
     Values out;
     QWidget *w = n->widget;
@@ -333,7 +342,7 @@ Values capture(Node *n) {
         putInt("index", sw->currentIndex());
         page = sw->currentWidget();
     } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
-        if (le->echoMode() != QLineEdit::Normal) {
+        if (isSecret(n, le)) {
             put("text", QVariant());    // a password: never written
         } else {
             put("text", le->text());
@@ -528,7 +537,7 @@ void applyValues(Node *n, const Values &vals) {
     } else if (auto *le = qobject_cast<QLineEdit *>(w)) {
         QString text;
         int cursor = 0;
-        if (le->echoMode() == QLineEdit::Normal && getString(vals, "text", &text)) {
+        if (!isSecret(n, le) && getString(vals, "text", &text)) {
             le->setText(text);
             if (getInt(vals, "cursor", &cursor)) le->setCursorPosition(qBound(0, cursor, int(text.size())));
         }
@@ -553,7 +562,7 @@ void applyValues(Node *n, const Values &vals) {
         else if (getInt(vals, "index", &index) && index >= -1 && index < cb->count()) cb->setCurrentIndex(index);
         if (cb->isEditable() && hasText) cb->setEditText(text);
     } else if (auto *ds = qobject_cast<QDoubleSpinBox *>(w)) {
-        if (const QVariant *v = get(vals, "value", QMetaType::Double)) ds->setValue(v->toDouble());
+        if (const QVariant *v = get(vals, "value", QMetaType::Double); v && qIsFinite(v->toDouble())) ds->setValue(v->toDouble());
     } else if (auto *sb = qobject_cast<QSpinBox *>(w)) {
         int v = 0;
         if (getInt(vals, "value", &v)) sb->setValue(v);
@@ -642,7 +651,8 @@ void connectChanges(Node *n) {
     else if (auto *tw = qobject_cast<QTabWidget *>(w)) cs.push_back(QObject::connect(tw, &QTabWidget::currentChanged, w, on));
     else if (auto *sw = qobject_cast<QStackedWidget *>(w)) cs.push_back(QObject::connect(sw, &QStackedWidget::currentChanged, w, on));
     else if (auto *le = qobject_cast<QLineEdit *>(w)) {
-        cs.push_back(QObject::connect(le, &QLineEdit::textChanged, w, on));
+        isSecret(n, le);
+        cs.push_back(QObject::connect(le, &QLineEdit::textChanged, w, [n, le] { isSecret(n, le); changed(n); }));
         cs.push_back(QObject::connect(le, &QLineEdit::cursorPositionChanged, w, on));
     } else if (auto *pe = qobject_cast<QPlainTextEdit *>(w)) {
         cs.push_back(QObject::connect(pe, &QPlainTextEdit::textChanged, w, on));
@@ -813,6 +823,12 @@ void skip(QWidget *widget) {
             if (st != RST_OK) qWarning("restoration-qt: skip: %s: %s", rst_status_name(st), rst_last_error());
         }
     }
+}
+
+rst_object *object(rst_engine *engine, QWidget *widget) {
+    EngineState *s = engine && widget ? stateFor(engine, false) : nullptr;
+    Node *n = s ? s->nodes.value(widget) : nullptr;
+    return n ? n->object : nullptr;
 }
 
 void setIdentityRole(QAbstractItemView *view, int role) {

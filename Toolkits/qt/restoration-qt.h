@@ -92,6 +92,14 @@ RESTORATION_QT_API void skip(QWidget *widget);
  *  root index, column 0. Call before restore(). NULL is ignored. */
 RESTORATION_QT_API void setIdentityRole(QAbstractItemView *view, int role);
 
+/** The object registered for `widget` by track(), so the app can register
+ *  its own objects under it (rst_register_object(engine, "id", object(engine,
+ *  widget), ...)): they are saved and restored beside the widget's record.
+ *  @return the object while the widget is tracked; NULL for a widget not
+ *          tracked by this engine (unnamed, skipped, destroyed) or NULL
+ *          arguments. */
+RESTORATION_QT_API rst_object *object(rst_engine *engine, QWidget *widget);
+
 /** At the end, after the event loop returned: rst_flush() (a failure is
  *  printed with qWarning and returned), removes the notifier and every
  *  tracked widget's connections, then rst_engine_destroy(). The engine must
