@@ -1,7 +1,9 @@
 /* restoration-qt, widget by widget (Tests/qt/run.sh runs it under Xvfb):
  * every supported type marks the engine dirty when changed and comes back
  * in a fresh tree; restoring marks nothing; skip(), setIdentityRole() (rows
- * found again by a custom role in a reordered model, several selected),
+ * found again by a custom role in a reordered model, several selected), a
+ * table's header, a floated dock, a password field after a "show" toggle,
+ * the app's own object under a widget (object()),
  * widgets tracked later, destroyed widgets, a closed window's record kept
  * and given back to the window opened again, and the failures: NULL
  * arguments, a second attach, two siblings with one name, a name with '/'.
