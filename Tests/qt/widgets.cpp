@@ -359,8 +359,20 @@ int main(int argc, char **argv) {
     QWidget *tool3 = tool(0);                                  // opened again in the same session
     CHECK(RestorationQt::track(e, tool3) == RST_OK);
     CHECK(levelOf(tool3) == 4);
-    // A close the window refuses: it stays watched; deleted without a
-    // close, its records go.
+    // A window the app deletes without closing it: saved as it goes, its
+    // records kept.
+    tool3->show();
+    settle(100);
+    tool3->findChild<QSpinBox *>("level")->setValue(7);
+    CHECK(rst_is_dirty(e));
+    delete tool3;
+    CHECK(!rst_is_dirty(e));
+    CHECK(rst_find_object(e, "tool/level") != nullptr);
+    tool3 = tool(0);
+    CHECK(RestorationQt::track(e, tool3) == RST_OK);
+    CHECK(levelOf(tool3) == 7);
+
+    // A close the window refuses: it stays watched.
     auto *refusing = new Refusing;
     refusing->setObjectName("refusing");
     auto *field = new QLineEdit(refusing);
@@ -374,7 +386,6 @@ int main(int argc, char **argv) {
     field->setText("typed after a refused close");
     CHECK(rst_is_dirty(e));
     delete refusing;
-    CHECK(rst_find_object(e, "refusing") == nullptr);
     CHECK(RestorationQt::finish(e) == RST_OK);
     delete tool3;
     delete main2;

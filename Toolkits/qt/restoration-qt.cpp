@@ -251,6 +251,19 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
             });
         }
         break;
+    case QEvent::Hide:
+        // Hidden without a close: hide(), minimized, or deleted by the app
+        // (~QWidget hides the window while its widgets still exist). The
+        // same capture and save as at a close, in case it is destroyed.
+        if (w->isWindow() && !state->finishing && !state->closing.contains(w)) {
+            for (Node *m : nodesIn(state, w)) {
+                m->closed = capture(m);
+                m->closedCaptured = true;
+            }
+            rst_status st = rst_flush(state->engine);
+            if (st != RST_OK) warn(n, "save when hidden", st);
+        }
+        break;
     case QEvent::Show:
         if (w->isWindow()) {
             state->closing.remove(w);

@@ -55,10 +55,11 @@ RESTORATION_QT_API rst_status attach(rst_engine *engine, bool saveOnSignals = tr
  *  widgets created later can be tracked the same way. Widgets marked with
  *  skip() and their descendants are left out. Each tracked widget marks the
  *  engine dirty when the user changes it (signals fired by restore() are
- *  ignored). A tracked window saves (rst_flush) when it closes, before a
+ *  ignored). A tracked window saves (rst_flush) when it closes or is
+ *  hidden (also when the app deletes it: Qt hides it first), before a
  *  WA_DeleteOnClose window is gone, and its widgets' records outlive it
  *  with the values they had then; a widget destroyed while its window is
- *  open is unregistered. A widget tracked at the path of a record kept
+ *  shown is unregistered. A widget tracked at the path of a record kept
  *  that way, or of a record restore() found no widget for, takes that
  *  record and its values (a window opened later gets its state back).
  *  Set item views' models before calling it.
