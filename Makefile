@@ -124,6 +124,7 @@ test: deps
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -328,3 +329,75 @@ uninstall-gtk:
 
 clean:
 	rm -rf .build $(DIST) $(DEMO_DIR)
+
+# ---------------------------------------------------------------------------
+# restoration-qt (Toolkits/qt): a C++ library that restores a Qt 6 widget
+# tree (docs/QT.md), its example Examples/qt-notes and their test under Xvfb.
+#   make qt          librestoration-qt.so.1 in $(QT_OUT) (part of `make`; skipped, with
+#                    a message, when pkg-config finds no Qt6Widgets: make deps-qt)
+#   make test-qt     Examples/qt-notes under Xvfb (Tests/qt/run.sh)
+# make install / uninstall include it when it was built.
+QT_LIB_VERSION := $(shell sed -n 's/^\#define RESTORATION_QT_VERSION_STRING "\(.*\)"/\1/p' Toolkits/qt/restoration-qt.h)
+QT_SONAME   := librestoration-qt.so.$(firstword $(subst ., ,$(QT_LIB_VERSION)))
+QT_OUT      ?= $(DIST)/qt
+QT_RST_LIB  ?=
+QT_CXXFLAGS ?= -O2 -g
+QT_HAVE     := $(shell pkg-config --exists Qt6Widgets 2>/dev/null && echo yes)
+.PHONY: qt install-qt uninstall-qt test-qt deps-qt
+all: qt
+install: install-qt
+uninstall: uninstall-qt
+
+# QT_RST_LIB: the folder of the librestoration.so to link with (the tests' in-tree build, then
+# with -Werror); empty: the release build (dist), without -Werror, so that a newer Qt's
+# deprecations cannot break a package build.
+QT_LIB := $(QT_OUT)/librestoration-qt.so.$(QT_LIB_VERSION)
+ifeq ($(QT_HAVE),yes)
+qt: $(QT_LIB) $(QT_OUT)/restoration-qt.pc
+else
+qt:
+	@echo "restoration-qt: skipped (pkg-config finds no Qt6Widgets; make deps-qt installs it)"
+endif
+
+$(QT_LIB): Toolkits/qt/restoration-qt.cpp Toolkits/qt/restoration-qt.h Include/restoration.h | $(if $(QT_RST_LIB),,dist)
+	@mkdir -p $(QT_OUT)
+	g++ -std=c++17 -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra $(if $(QT_RST_LIB),-Werror) $(QT_CXXFLAGS) \
+	  -IInclude $$(pkg-config --cflags Qt6Widgets) Toolkits/qt/restoration-qt.cpp -o $@ \
+	  -Wl,-soname,$(QT_SONAME) -Wl,--no-undefined -L$(or $(QT_RST_LIB),$(DIST_BIN)) -lrestoration $$(pkg-config --libs Qt6Widgets)
+	ln -sf librestoration-qt.so.$(QT_LIB_VERSION) $(QT_OUT)/$(QT_SONAME)
+	ln -sf $(QT_SONAME) $(QT_OUT)/librestoration-qt.so
+
+# Written each time: it carries the prefix of this make invocation.
+$(QT_OUT)/restoration-qt.pc: Toolkits/qt/restoration-qt.pc.in FORCE
+	@mkdir -p $(QT_OUT)
+	sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' -e 's|@INCLUDEDIR@|$(includedir)|g' \
+	    -e 's|@VERSION@|$(QT_LIB_VERSION)|g' $< > $@
+
+install-qt: qt
+ifeq ($(QT_HAVE),yes)
+	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir)
+	$(INSTALL) -m 755 $(QT_OUT)/librestoration-qt.so.$(QT_LIB_VERSION) $(DESTDIR)$(libdir)/
+	ln -sf librestoration-qt.so.$(QT_LIB_VERSION) $(DESTDIR)$(libdir)/$(QT_SONAME)
+	ln -sf $(QT_SONAME) $(DESTDIR)$(libdir)/librestoration-qt.so
+	$(INSTALL) -m 644 Toolkits/qt/restoration-qt.h $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 644 $(QT_OUT)/restoration-qt.pc $(DESTDIR)$(pkgconfigdir)/
+endif
+
+uninstall-qt:
+	rm -f $(DESTDIR)$(libdir)/librestoration-qt.so.$(QT_LIB_VERSION) $(DESTDIR)$(libdir)/$(QT_SONAME) \
+	  $(DESTDIR)$(libdir)/librestoration-qt.so $(DESTDIR)$(includedir)/restoration-qt.h \
+	  $(DESTDIR)$(pkgconfigdir)/restoration-qt.pc
+
+# Examples/qt-notes under Xvfb: change, kill -9, relaunch (RECOVER, every
+# widget back, the same row at the top of the list), SIGTERM and a closed
+# window right after a change; screenshots in .build/qt-notes-*.png.
+test-qt: deps-qt
+	Tests/qt/run.sh $(TEST_SUMMARY)
+
+# Qt 6 (Debian: qt6-base-dev), Xvfb and ImageMagick's import (screenshots); idempotent.
+deps-qt:
+	@if ! pkg-config --exists Qt6Widgets 2>/dev/null || ! command -v Xvfb >/dev/null || ! command -v import >/dev/null; then \
+	  echo "installing qt6-base-dev xvfb imagemagick"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq qt6-base-dev xvfb imagemagick; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq qt6-base-dev xvfb imagemagick; fi; \
+	fi
