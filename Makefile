@@ -53,7 +53,7 @@ RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(p
 # The manual's date: SOURCE_DATE_EPOCH (reproducible builds), else the last commit.
 MAN_DATE := $(shell date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} +%Y-%m-%d)
 
-.PHONY: all deps deps-gtk build demo test test-swift test-install test-asan test-tsan test-gtk fuzz bench install uninstall dist clean
+.PHONY: all deps deps-gtk build demo test test-sqlite test-swift test-install test-asan test-tsan test-gtk fuzz bench install uninstall dist clean
 
 all: dist
 
@@ -71,6 +71,11 @@ deps:
 	  echo "installing libsodium-dev"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libsodium-dev pkg-config; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq libsodium-dev pkg-config; fi; \
+	fi
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+	  echo "installing libsqlite3-dev"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libsqlite3-dev pkg-config; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libsqlite3-dev pkg-config; fi; \
 	fi
 	@if ! pkg-config --exists glib-2.0 2>/dev/null; then \
 	  echo "installing libglib2.0-dev"; \
@@ -125,10 +130,17 @@ test: deps
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
 	exit $$rc
+
+# Examples/sqlite-store with a real engine (Debian libsqlite3-dev, from `deps`):
+# first launch, relaunch, SIGKILL during saves (RECOVER), generations and
+# fallback as slots, two processes at once, and the store contract.
+test-sqlite: deps
+	Tests/sqlite/run.sh $(TEST_SUMMARY)
 
 # swift test (XCTest suites, C programs through the ABI), then the fuzz corpus replay.
 test-swift: deps

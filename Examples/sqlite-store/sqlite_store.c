@@ -25,7 +25,7 @@ typedef struct sqlite_store {
 /* Reports a failure through rst_store_set_error(): the engine keeps the
  * sentence, which names the database. */
 static rst_status failf(sqlite_store *s, rst_status status, const char *fmt, ...) {
-    char what[512], sentence[1536];
+    char what[512], sentence[1600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
