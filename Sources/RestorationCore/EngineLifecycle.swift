@@ -37,7 +37,8 @@ extension Engine {
             s.sessionState.store(1, ordering: .releasing)
             return nil
         } catch {
-            if !quiet || error.status != .notFound {
+            if (!quiet || error.status != .notFound) && !s.sessionFailureLogged {
+                s.sessionFailureLogged = true
                 log(.warning, "cannot record the session in \(s.store.describe): \(error.message); a crash of this process will read as a clean end")
             }
             return error.status

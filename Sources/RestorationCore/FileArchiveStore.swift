@@ -431,8 +431,9 @@ public final class FileArchiveStore: ArchiveStore {
         want.initialize(from: expected, count: expected.count)
         let count = expected.count
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: count + 1)
-        // Kept for the life of the process: a signal may use it at any time.
-        return SessionCloser {
+        // Freed with the engine's storage: rst_close_session() on a destroyed
+        // engine is a use after free like any other call on it.
+        return SessionCloser({
             let fd = open(pathC, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { return }
             var off = 0
@@ -444,7 +445,11 @@ public final class FileArchiveStore: ArchiveStore {
             }
             close(fd)
             if off == count && memcmp(scratch, want, count) == 0 { unlink(pathC) }
-        }
+        }, cleanup: {
+            free(pathC)
+            want.deallocate()
+            scratch.deallocate()
+        })
     }
 
     private static func hook(_ f: (() -> Void)?) -> (() throws(RestorationFailure) -> Void)? {

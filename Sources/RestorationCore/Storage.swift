@@ -22,6 +22,9 @@ final class Storage {
     /// The archive slot's content as of the last save or restore of this
     /// engine: its length and the CRC-32C of its bytes without `saved_at_ms`.
     var lastArchiveKey: (count: Int, crc: UInt32)?
+    /// A failure to record the session was logged (once per engine: a
+    /// save that keeps failing for the same reason says it once).
+    var sessionFailureLogged = false
 
     init(store: ArchiveStore) { self.store = store }
 

@@ -176,6 +176,14 @@ extension ArchiveStore {
 /// allocation), idempotent.
 public final class SessionCloser: @unchecked Sendable {
     private let body: () -> Void
-    public init(_ body: @escaping () -> Void) { self.body = body }
+    private let cleanup: (() -> Void)?
+    /// `cleanup` frees what `body` uses; it runs when the closer goes with
+    /// its engine (after the engine stopped claiming signals, so no handler
+    /// of the library can still call `body`).
+    public init(_ body: @escaping () -> Void, cleanup: (() -> Void)? = nil) {
+        self.body = body
+        self.cleanup = cleanup
+    }
     public func close() { body() }
+    deinit { cleanup?() }
 }

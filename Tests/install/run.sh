@@ -227,7 +227,7 @@ t_readme() {
     touch "$T/plain-file"
     rc=0; out=$("$T/readme" "$T/plain-file/state.rst" 2>&1) || rc=$?
     expect "a save that fails exits non-zero (got $rc)" test "$rc" -ne 0
-    expect "and says why (printed: $out)" grep -q "save: RST_ERR_IO: .*plain-file.*not a directory" <<< "$out"
+    expect "and says why (printed: $out)" grep -qi "save: RST_ERR_IO: .*plain-file.*not a directory" <<< "$out"
 }
 check "the README's C example compiles with -Wall -Werror and behaves as it says" t_readme
 
