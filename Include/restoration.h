@@ -212,7 +212,7 @@ typedef struct rst_engine_options {
     /** Older good archives kept as `<archive>.1` (newest) … `<archive>.K`:
      *  0..16 (more: RST_ERR_INVALID). Non-zero needs archive_path. */
     uint32_t    generations;
-    /** Saves that carry unclaimed records (ABI v1.1 §5; see "Carried
+    /** Saves that carry unclaimed records (@since 1.1; see "Carried
      *  records" below): 0 none, UINT32_MAX always. */
     uint32_t    carry_saves;
     /* Members below: version 3 (library 1.2); a struct of version 1 or 2 is
@@ -542,7 +542,7 @@ RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t 
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name What happened last time (library 1.1; ABI v1.1 §3)
+/** @name What happened last time (@since 1.1; docs/LIFECYCLE.md)
  *
  * Sessions: an engine with an archive_path (or a store) records
  * `<archive>.session` (the store's session slot: pid, process start time,
@@ -960,7 +960,7 @@ RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *m
 /* closing the session, the save listener                                   */
 
 /* ------------------------------------------------------------------------ */
-/** @name When to save (library 1.1; ABI v1.1 §2)
+/** @name When to save (@since 1.1; docs/LIFECYCLE.md)
  *
  * The engine is *dirty* from a rst_mark_dirty() until a save that began
  * after that mark succeeds (rst_save(), rst_flush() or an autosave; a save
@@ -1156,7 +1156,7 @@ RST_API void rst_close_session(rst_engine *e);
 /* quarantine, restoration that finishes later (docs/EVOLUTION.md)          */
 
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §4: class versions and migrations (ABI v1.1, issue 11)
+/** @name Class versions and migrations (@since 1.1; docs/EVOLUTION.md)
  * A class's version is stored in every record of that class (archive
  * format: header flag 1, docs/FORMAT.md); archives written by 1.0, and
  * records of classes with no version set, read as version 0. At restore,
@@ -1238,9 +1238,9 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §5: unclaimed records are carried, not lost (issue 11)
+/** @name Carried records: unclaimed records are carried, not lost (@since 1.1)
  * Driven by `rst_engine_options.carry_saves` (options version 2, ABI v1.1
- * §1; 0: none, UINT32_MAX: always). A record a restore skipped because
+ * "Engine"; 0: none, UINT32_MAX: always). A record a restore skipped because
  * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
  * no registered object, factory or fallback — its plugin was uninstalled,
  * say) is kept verbatim with its descendants and written back by the next
@@ -1259,8 +1259,8 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
- * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
+/** @name Per-object crash quarantine (@since 1.1)
+ * Not an options member: two engine flags (rst_engine_options.flags).
  *
  * In 1.0, a process that dies during a restore makes the next restore of
  * that archive set it aside. With quarantine, the crash-loop marker also
@@ -1293,7 +1293,7 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §9: restoration that finishes later (ABI v1.1, issue 11)
+/** @name Restoration that finishes later (@since 1.1)
  * UIKit's extendStateRestoration / completeStateRestoration, for state that
  * loads asynchronously. */
 /**@{*/
