@@ -158,7 +158,7 @@ typedef struct rst_archive_info {
     const char *idiom;            /**< host-chosen, e.g. "desktop", "kiosk" ("" if none) */
     int64_t     saved_at_ms;      /**< UTC milliseconds since the epoch */
     uint64_t    object_count;     /**< records in the archive */
-    /* Members below: library 1.1 (always allocated by the library, so a
+    /* Members below: @since 1.1 (always allocated by the library, so a
        reader built against 1.0 is unaffected). */
     uint32_t    restore_reason;   /**< an ::rst_restore_reason: why this archive is
                                        being restored (should_restore); 0
@@ -198,7 +198,7 @@ typedef struct rst_engine_options {
      *  record, a set-aside archive). `message` is valid during the call.
      *  NULL: WARNING and above go to stderr. */
     void (*log)(rst_engine *e, int level, const char *message, void *ctx);
-    /* Members above: version 1. Members below: version 2 (library 1.1); a
+    /* Members above: version 1. Members below: version 2 (@since 1.1); a
        struct with version 1 is still accepted and they read as 0. */
     /** Autosave (see "When to save"): a save becomes due this long after the
      *  last rst_mark_dirty(). 0: no autosave. Non-zero needs archive_path
@@ -215,7 +215,7 @@ typedef struct rst_engine_options {
     /** Saves that carry unclaimed records (@since 1.1; see "Carried
      *  records" below): 0 none, UINT32_MAX always. */
     uint32_t    carry_saves;
-    /* Members below: version 3 (library 1.2); a struct of version 1 or 2 is
+    /* Members below: version 3 (@since 1.2); a struct of version 1 or 2 is
        still accepted and they read as 0. */
     /** Bytes an archive may take; 0: no budget. See "Size budgets". */
     uint64_t    size_budget;
@@ -237,7 +237,7 @@ typedef struct rst_engine_options {
 } rst_engine_options;
 #define RST_ENGINE_OPTIONS_VERSION 3
 
-/** rst_engine_options.budget_policy. */
+/** rst_engine_options.budget_policy (@since 1.2). */
 #define RST_BUDGET_WARN 0u /**< save anyway; one WARNING names the largest subtrees */
 #define RST_BUDGET_TRIM 1u /**< leave out whole low-priority subtrees until it fits */
 #define RST_BUDGET_FAIL 2u /**< RST_ERR_LIMIT; the old archive stays */
@@ -851,9 +851,9 @@ typedef enum rst_value_type {
     RST_TYPE_INT_ARRAY    = 7,
     RST_TYPE_STRING_ARRAY = 8,
     RST_TYPE_RECORD       = 9,
-    RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
-    RST_TYPE_OS_STRING    = 11, /**< v1.2: rst_encode_os_string() (a file name) */
-    RST_TYPE_SEALED       = 12, /**< 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
+    RST_TYPE_OBJECT_ARRAY = 10, /**< @since 1.1: rst_encode_object_array() */
+    RST_TYPE_OS_STRING    = 11, /**< @since 1.2: rst_encode_os_string() (a file name) */
+    RST_TYPE_SEALED       = 12, /**< @since 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
