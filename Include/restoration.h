@@ -897,7 +897,7 @@ RST_API rst_status rst_decode_object_array(rst_coder *c, const char *key, size_t
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name File names: OS strings (@since 1.2)
+/** @name Coder: OS strings, for file names (@since 1.2)
  * Linux file names and paths are bytes, not always UTF-8. An *OS string* is
  * any bytes but NUL, stored losslessly with its own type
  * (RST_TYPE_OS_STRING). `restorectl` shows it as text when it is valid UTF-8
@@ -1106,7 +1106,7 @@ RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signal_numbers,
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name Saving: a listener (@since 1.2)
+/** @name Saving: a listener; closing the session (@since 1.2)
  * Called after every attempt to save this engine's state to its store or
  * archive path — rst_save(), rst_flush() when it saves, an autosave, a save
  * on a signal — with the status of that attempt. Not after buffer saves
