@@ -1016,7 +1016,7 @@ RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *m
  * RECOVER. A loop that waits on rst_next_timeout_ms() must therefore wake
  * within the deadline: cap its wait below it.
  *
- * Choices where the spec is silent: SIGKILL, SIGSTOP and the fault signals
+ * Choices where the contract is silent: SIGKILL, SIGSTOP and the fault signals
  * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS) cannot be
  * claimed (RST_ERR_INVALID); the claim is spent by its first delivery
  * (claim again to catch the next one); a second delivery of the same
@@ -1239,7 +1239,7 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 
 /* ------------------------------------------------------------------------ */
 /** @name Carried records: unclaimed records are carried, not lost (@since 1.1)
- * Driven by `rst_engine_options.carry_saves` (options version 2, ABI v1.1
+ * Driven by `rst_engine_options.carry_saves` (options version 2; see
  * "Engine"; 0: none, UINT32_MAX: always). A record a restore skipped because
  * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
  * no registered object, factory or fallback — its plugin was uninstalled,
