@@ -36,6 +36,12 @@
  * Memory: anything the library returns for the caller to own is freed with
  * rst_free(); everything else is borrowed, with its lifetime stated.
  *
+ * Order: by subject — the engine; objects and their classes; saving and
+ * restoring; the coder; when to save (lifecycle); surviving change
+ * (evolution); sensitive values and size budgets; diagnostics. A
+ * declaration (or a group) added after library 1.0 says `@since 1.1` or
+ * `@since 1.2`; everything else is in 1.0.
+ *
  * See docs/ARCHITECTURE.md and docs/FORMAT.md in the source tree.
  */
 #ifndef RESTORATION_H
@@ -54,6 +60,11 @@ extern "C" {
 #else
 #  define RST_API
 #endif
+
+
+/* ======================================================================== */
+/* The engine: versions, limits, errors, options, create and destroy        */
+/* ======================================================================== */
 
 /* ------------------------------------------------------------------------ */
 /** @name Versions */
@@ -147,7 +158,7 @@ typedef struct rst_archive_info {
     const char *idiom;            /**< host-chosen, e.g. "desktop", "kiosk" ("" if none) */
     int64_t     saved_at_ms;      /**< UTC milliseconds since the epoch */
     uint64_t    object_count;     /**< records in the archive */
-    /* Members below: library 1.1 (always allocated by the library, so a
+    /* Members below: @since 1.1 (always allocated by the library, so a
        reader built against 1.0 is unaffected). */
     uint32_t    restore_reason;   /**< an ::rst_restore_reason: why this archive is
                                        being restored (should_restore); 0
@@ -187,7 +198,7 @@ typedef struct rst_engine_options {
      *  record, a set-aside archive). `message` is valid during the call.
      *  NULL: WARNING and above go to stderr. */
     void (*log)(rst_engine *e, int level, const char *message, void *ctx);
-    /* Members above: version 1. Members below: version 2 (library 1.1); a
+    /* Members above: version 1. Members below: version 2 (@since 1.1); a
        struct with version 1 is still accepted and they read as 0. */
     /** Autosave (see "When to save"): a save becomes due this long after the
      *  last rst_mark_dirty(). 0: no autosave. Non-zero needs archive_path
@@ -201,10 +212,10 @@ typedef struct rst_engine_options {
     /** Older good archives kept as `<archive>.1` (newest) … `<archive>.K`:
      *  0..16 (more: RST_ERR_INVALID). Non-zero needs archive_path. */
     uint32_t    generations;
-    /** Saves that carry unclaimed records (ABI v1.1 §5; see "Carried
+    /** Saves that carry unclaimed records (@since 1.1; see "Carried
      *  records" below): 0 none, UINT32_MAX always. */
     uint32_t    carry_saves;
-    /* Members below: version 3 (library 1.2); a struct of version 1 or 2 is
+    /* Members below: version 3 (@since 1.2); a struct of version 1 or 2 is
        still accepted and they read as 0. */
     /** Bytes an archive may take; 0: no budget. See "Size budgets". */
     uint64_t    size_budget;
@@ -226,7 +237,7 @@ typedef struct rst_engine_options {
 } rst_engine_options;
 #define RST_ENGINE_OPTIONS_VERSION 3
 
-/** rst_engine_options.budget_policy. */
+/** rst_engine_options.budget_policy (@since 1.2). */
 #define RST_BUDGET_WARN 0u /**< save anyway; one WARNING names the largest subtrees */
 #define RST_BUDGET_TRIM 1u /**< leave out whole low-priority subtrees until it fits */
 #define RST_BUDGET_FAIL 2u /**< RST_ERR_LIMIT; the old archive stays */
@@ -276,6 +287,10 @@ RST_API rst_status rst_engine_create(const rst_engine_options *opts, rst_engine 
 RST_API void       rst_engine_destroy(rst_engine *e);
 /**@}*/
 
+/* ======================================================================== */
+/* Objects: register, find, classes, factories, plugins, priority           */
+/* ======================================================================== */
+
 /* ------------------------------------------------------------------------ */
 /** @name Objects */
 /**@{*/
@@ -324,6 +339,19 @@ RST_API void       *rst_object_instance(const rst_object *o);
 RST_API const char *rst_object_identifier(const rst_object *o);
 /** @return the parent; NULL at a root (or for NULL). */
 RST_API rst_object *rst_object_parent(const rst_object *o);
+
+/** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it.
+ *  @return RST_OK; RST_ERR_INVALID (NULL object or out); RST_ERR_NOMEM. */
+RST_API rst_status rst_object_path(const rst_object *o, char **out);
+/** @return the class name given at registration, valid while the object is
+ *          registered; NULL when it has none (or for NULL). */
+RST_API const char *rst_object_class_name(const rst_object *o);
+
+/** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
+ *  trimmed first).
+ *  @since 1.2 (see "Size budgets").
+ *  @return RST_OK; RST_ERR_INVALID for a NULL object. */
+RST_API rst_status rst_set_object_priority(rst_object *o, int32_t priority);
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
@@ -349,6 +377,60 @@ RST_API rst_status rst_register_class(rst_engine *e, const char *class_name,
  *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
 RST_API rst_status rst_set_fallback_factory(rst_engine *e, rst_factory_fn factory, void *ctx);
 /**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Plugin classes
+ * Classes a plugin in plugin_dir offers (docs/ARCHITECTURE.md). */
+/**@{*/
+
+/** State of one plugin file (rst_plugin_info.state). */
+typedef enum rst_plugin_state {
+    RST_PLUGIN_DISCOVERED = 0,  /**< found, not loaded yet (loading is lazy) */
+    RST_PLUGIN_LOADED     = 1,  /**< manifest accepted, init succeeded */
+    RST_PLUGIN_REJECTED   = 2   /**< see reason */
+} rst_plugin_state;
+
+/** One class a plugin offers. */
+typedef struct rst_plugin_class_info {
+    const char *class_name;
+    const char *factory_symbol;
+    const char *signature;
+    bool        usable;         /**< false: rejected or lost to another plugin */
+    const char *reason;         /**< why not usable; "" when usable */
+} rst_plugin_class_info;
+
+/** One file in plugin_dir. */
+typedef struct rst_plugin_info {
+    const char *path;           /**< absolute path of the file */
+    const char *name;           /**< manifest name ("" before loading or if rejected early) */
+    const char *version;        /**< manifest version ("" likewise) */
+    rst_plugin_state state;
+    const char *reason;         /**< why rejected; "" otherwise */
+    size_t      class_count;
+    const rst_plugin_class_info *classes;
+} rst_plugin_info;
+
+/** Loads every plugin of plugin_dir now, as a restore that needs an unknown
+ *  class would (once per engine; later calls return RST_OK at once).
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, no plugin_dir); RST_ERR_IO
+ *          if plugin_dir cannot be read; RST_ERR_STATE once the engine is
+ *          gone. Rejected plugins are not an error: see rst_list_plugins(). */
+RST_API rst_status rst_load_plugins(rst_engine *e);
+/** Lists the files of plugin_dir (sorted by name) with their state, classes
+ *  and rejection reasons, without loading anything.
+ *  @param[out] out one allocation holding the array and all its strings:
+ *         rst_free() it. NULL with *count 0 when there are none.
+ *  @param[out] count number of entries.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count; no
+ *          plugin_dir); RST_ERR_IO if plugin_dir cannot be read;
+ *          RST_ERR_NOMEM. */
+RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t *count);
+/**@}*/
+
+/* ======================================================================== */
+/* Saving and restoring: save, restore, buffers, discard, export,           */
+/* ======================================================================== */
+/* archive info, reports, skips, reasons, generations                       */
 
 /* ------------------------------------------------------------------------ */
 /** @name Save and restore */
@@ -437,6 +519,168 @@ typedef struct rst_restore_report {
  *          before any restore reached pass 1. */
 RST_API rst_status rst_last_restore_report(rst_engine *e, rst_restore_report *out);
 /**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Portable exports (@since 1.2) */
+/**@{*/
+#define RST_EXPORT_PORTABLE 1u /**< leave out LOCAL and ENCRYPTED values */
+/** Writes the engine's state to a new buffer as rst_save_to_buffer() does,
+ *  but it is not a save: no carry count, no listener, no kill point, no
+ *  budget, no WARNING about the values it leaves out; `should_save` is not
+ *  asked and the engine stays dirty. Carried records are included (without
+ *  their LOCAL and sealed values when portable). Without RST_EXPORT_PORTABLE,
+ *  ENCRYPTED values are sealed afresh when `encryption_key` gives a key (and
+ *  left out silently when it does not). With
+ *  RST_EXPORT_PORTABLE, LOCAL and ENCRYPTED values are left out (they belong
+ *  to this machine or its key), so the buffer can be restored on another
+ *  machine with rst_restore_from_buffer(). `restorectl export --portable IN
+ *  OUT` does the same for a file.
+ *  @param flags 0 or RST_EXPORT_PORTABLE; others: RST_ERR_INVALID.
+ *  @param[out] buf freed with rst_free(); @param[out] len its length.
+ *  @return as rst_save_to_buffer(). */
+RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name What happened last time (@since 1.1; docs/LIFECYCLE.md)
+ *
+ * Sessions: an engine with an archive_path (or a store) records
+ * `<archive>.session` (the store's session slot: pid, process start time,
+ * boot id) as soon as the archive's folder exists — at its first restore,
+ * or else at the save that creates the folder — and removes it in
+ * rst_engine_destroy() and rst_close_session(). A restore that finds the
+ * session of a process that is gone (exited, even if not yet reaped: a
+ * zombie) or of an earlier boot reports RECOVER, otherwise RELAUNCH; an open session of a live process (this one included) counts
+ * as RELAUNCH. The verdict is taken once per engine, at its first save or
+ * restore, so a save before the restore does not hide a crash. rst_discard()
+ * removes the session file with the rest; the engine's next save or
+ * restore records it again.
+ *
+ * Generations (options version 2, generations = K > 0): each save that
+ * writes keeps the archive it replaces as `<archive>.1`, shifting older
+ * ones up to `<archive>.K` (the oldest drops off): under the store's lock,
+ * generation k moves to k+1 (oldest first), the archive is linked to
+ * generation 1, then the new archive is written. Every step is atomic, so
+ * the path always holds one complete archive and the chain is always
+ * newest first (a kill may leave a gap or two equal neighbours, never a
+ * mix); a failed save loses at most the oldest generation. A save whose
+ * archive would be the same bytes as the one in place (save time aside)
+ * writes nothing and rotates nothing. rst_restore() of a missing or invalid
+ * (CORRUPT, VERSION, LIMIT) archive restores the newest valid generation:
+ * reason FALLBACK, info->generation = k, a WARNING log; an invalid archive
+ * is set aside intact as `<archive>.invalid-<UTC ms>`; invalid generations
+ * passed over are left as they are. Nothing is promoted: the archive path
+ * stays empty until the next save. When an archive or a generation existed
+ * but none could be restored: reason RESET, the restore fails with the
+ * archive's status (RST_ERR_NOT_FOUND when only generations existed), and
+ * the archive and every invalid generation are set aside intact as
+ * `<archive>.invalid-<UTC ms>` (also with generations = 0), so no save
+ * rotates or overwrites them; the next restore reports FIRST_LAUNCH. The
+ * archive and its generations share one crash-loop marker
+ * (`<archive>.restoring`, naming the bytes restored): a copy that crashed
+ * the restore is set aside as `<archive>.crashed-<ms>`. rst_discard()
+ * removes the generations, the marker, the set-aside copies and the
+ * `.invalid-*` copies. */
+/**@{*/
+
+/** Why a restore restores what it does. Stable numbers. */
+typedef enum rst_restore_reason {
+    RST_REASON_FIRST_LAUNCH = 0, /**< no archive (never saved, or discarded) */
+    RST_REASON_RELAUNCH     = 1, /**< the previous session ended cleanly */
+    RST_REASON_RECOVER      = 2, /**< the previous session died: the archive is its last save */
+    RST_REASON_BUFFER       = 3, /**< rst_restore_from_buffer() */
+    RST_REASON_FALLBACK     = 4, /**< the current archive was missing or invalid
+                                      (or rst_restore_generation() asked): an older generation */
+    RST_REASON_RESET        = 5  /**< @since 1.2: an archive or a generation existed but
+                                      none could be restored; every invalid file was set
+                                      aside intact, and the restore returns the current
+                                      archive's failure (RST_ERR_NOT_FOUND when only
+                                      generations existed) */
+} rst_restore_reason;
+
+/** The reason of the engine's last restore: set when the restore has
+ *  chosen its archive, so should_restore (info->restore_reason) and later
+ *  calls agree; kept when the restore then fails (REJECTED, ...).
+ *  @return FIRST_LAUNCH before any restore, when the last found no archive
+ *          and no generation, or for NULL. */
+RST_API rst_restore_reason rst_last_restore_reason(rst_engine *e);
+/** Restores generation `generation` on request: `<archive>.k`, reason
+ *  FALLBACK, info->generation = k, with the crash-loop guard of that file;
+ *  nothing is set aside or promoted. 0: the current archive, exactly as
+ *  rst_restore() (fallback included). Works whatever the engine's
+ *  `generations` option (the files may be from an earlier run).
+ *  @return as rst_restore(); RST_ERR_NOT_FOUND for a generation that does
+ *          not exist (k > 16 included); RST_ERR_CORRUPT (or VERSION, LIMIT)
+ *          for an invalid one, left as it is. */
+RST_API rst_status rst_restore_generation(rst_engine *e, uint32_t generation);
+/** The enumerator's name of a reason.
+ *  @return "RST_REASON_RECOVER" for RST_REASON_RECOVER; "RST_REASON_UNKNOWN"
+ *          for a value this library does not define. Static storage. */
+RST_API const char *rst_restore_reason_name(rst_restore_reason r);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Every skip explained (@since 1.1)
+ * Why each record of the last restore was not restored. */
+/**@{*/
+
+/** Why a record of the last restore was skipped (rst_skipped_record.reason).
+ *  Stable numbers; 1–10 are the v1.1 contract, later values are appended. */
+typedef enum rst_skip_reason {
+    RST_SKIP_NO_FACTORY       = 1, /**< nothing registered, no factory, no fallback */
+    RST_SKIP_DECLINED         = 2, /**< the factory returned NULL */
+    RST_SKIP_FACTORY_ERROR    = 3, /**< the factory returned a wrong object */
+    RST_SKIP_PLUGIN_REJECTED  = 4, /**< the class's plugin failed to load */
+    RST_SKIP_PARENT_SKIPPED   = 5, /**< an ancestor was skipped */
+    RST_SKIP_QUARANTINED      = 6, /**< the previous restore died in this record */
+    RST_SKIP_NO_MIGRATION     = 7, /**< no migration from the record's version */
+    RST_SKIP_MIGRATION_FAILED = 8, /**< a migration returned non-OK */
+    RST_SKIP_TOO_NEW          = 9, /**< saved by a newer class version */
+    RST_SKIP_EXPIRED          = 10,/**< its extended restoration missed the deadline */
+    /** This library's addition: the object was created (or found) but its
+     *  `decode` reported failure with rst_coder_fail() (a Swift
+     *  `decodeRestorableState` that threw): it keeps what it decoded, gets
+     *  no `finished` and is not counted as restored, so it is listed here. */
+    RST_SKIP_DECODE_FAILED    = 11,
+    /** @since 1.2: left out of the last save by RST_BUDGET_TRIM (the top
+     *  path of a trimmed subtree; its descendants were not saved and are not
+     *  listed). The detail names the budget. */
+    RST_SKIP_TRIMMED          = 12
+} rst_skip_reason;
+
+/** One skipped record (rst_last_restore_skips()). Every string lives in the
+ *  same allocation as the array. */
+typedef struct rst_skipped_record {
+    const char     *path;         /**< "Tabs/Nav/List" */
+    const char     *class_name;   /**< "" when none */
+    uint32_t        reason;       /**< rst_skip_reason */
+    uint32_t        version;      /**< the record's class version (0 in v1 archives) */
+    const char     *detail;       /**< a sentence; never NULL */
+} rst_skipped_record;
+
+/** Every record the engine's last restore skipped, in archive order,
+ *  descendants included (reason RST_SKIP_PARENT_SKIPPED), plus the objects
+ *  whose decode failed (RST_SKIP_DECODE_FAILED): `*count` equals the
+ *  report's `skipped` (rst_last_restore_report()). When several producers
+ *  were asked for one record (its class's factory, then the fallback), the
+ *  reason is the last one's.
+ *  @param[out] out one allocation holding the array and all its strings:
+ *         free it with one rst_free(). NULL with `*count` 0 when nothing
+ *         was skipped.
+ *  @param[out] count the number of entries.
+ *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count);
+ *          RST_ERR_STATE before any restore reached pass 1 (as
+ *          rst_last_restore_report()); RST_ERR_NOMEM. */
+RST_API rst_status  rst_last_restore_skips(rst_engine *e, rst_skipped_record **out, size_t *count);
+/** The enumerator's name of a skip reason.
+ *  @return "RST_SKIP_DECLINED" for RST_SKIP_DECLINED; "RST_SKIP_UNKNOWN"
+ *          for a value this library does not define. Static storage; never NULL. */
+RST_API const char *rst_skip_reason_name(rst_skip_reason r);
+/**@}*/
+
+/* ======================================================================== */
+/* The coder: encode and decode of every type, records, arrays, fail        */
+/* ======================================================================== */
 
 /* ------------------------------------------------------------------------ */
 /** @name Coder: encode (inside an encode callback)
@@ -592,8 +836,8 @@ RST_API rst_status rst_decode_end_record  (rst_coder *c);
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/* Additions beyond the v1 contract (appended; see docs/ARCHITECTURE.md).   */
-/* ------------------------------------------------------------------------ */
+/** @name Coder: value types */
+/**@{*/
 
 /** The type of a stored value (rst_coder_value_type()). Stable numbers. */
 typedef enum rst_value_type {
@@ -607,9 +851,9 @@ typedef enum rst_value_type {
     RST_TYPE_INT_ARRAY    = 7,
     RST_TYPE_STRING_ARRAY = 8,
     RST_TYPE_RECORD       = 9,
-    RST_TYPE_OBJECT_ARRAY = 10, /**< v1.1: rst_encode_object_array() */
-    RST_TYPE_OS_STRING    = 11, /**< v1.2: rst_encode_os_string() (a file name) */
-    RST_TYPE_SEALED       = 12, /**< 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
+    RST_TYPE_OBJECT_ARRAY = 10, /**< @since 1.1: rst_encode_object_array() */
+    RST_TYPE_OS_STRING    = 11, /**< @since 1.2: rst_encode_os_string() (a file name) */
+    RST_TYPE_SEALED       = 12, /**< @since 1.2: a sealed (ENCRYPTED) value not opened yet: what a migration sees */
     RST_TYPE_UNKNOWN      = 15  /**< written by a newer format; skipped by this reader */
 } rst_value_type;
 
@@ -619,6 +863,77 @@ typedef enum rst_value_type {
  *          coder or key, outside a callback): then rst_last_error() says why;
  *          RST_TYPE_UNKNOWN for a type of a newer format. */
 RST_API rst_value_type rst_coder_value_type(rst_coder *c, const char *key);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Coder: arrays of object references (@since 1.1) */
+/**@{*/
+
+/** Stores an array of references (a navigation stack), value type
+ *  RST_TYPE_OBJECT_ARRAY. The same rules as rst_encode_object() for each
+ *  element; each element is a dependency edge for the decode order
+ *  (referenced objects decode first; cycles in archive order). `v` may be
+ *  NULL when n is 0 (an empty array).
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL v
+ *          with n > 0, a NULL element or an object of another engine);
+ *          RST_ERR_DUPLICATE; RST_ERR_LIMIT; RST_ERR_STATE outside an
+ *          encode callback, or for an object registered after this save
+ *          began; after an earlier encode error of the same save, that
+ *          error's status. */
+RST_API rst_status rst_encode_object_array(rst_coder *c, const char *key,
+                                           rst_object *const *v, size_t n);
+/** Element `index` of an array of references, as rst_decode_string_array()
+ *  reads strings. `*count` (count may be NULL) is always set: the array's
+ *  length, 0 when the key is absent or holds another type. An element whose
+ *  record was skipped decodes as NULL with RST_OK.
+ *  @param[out] out the object, or NULL for a skipped record; required.
+ *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out);
+ *          RST_ERR_NOT_FOUND (no such key, or index >= count);
+ *          RST_ERR_TYPE (another type); RST_ERR_STATE outside a decode
+ *          callback or factory, and in a factory (pass 1) for an element
+ *          whose record is not materialized yet. */
+RST_API rst_status rst_decode_object_array(rst_coder *c, const char *key, size_t index,
+                                           rst_object **out, size_t *count);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Coder: OS strings, for file names (@since 1.2)
+ * Linux file names and paths are bytes, not always UTF-8. An *OS string* is
+ * any bytes but NUL, stored losslessly with its own type
+ * (RST_TYPE_OS_STRING). `restorectl` shows it as text when it is valid UTF-8
+ * and escapes the other bytes (`caf\xe9`; a backslash as `\\`);
+ * `restorectl save --from` reads that form back to the same bytes. */
+/**@{*/
+/** Encodes `v` (NUL-terminated, any bytes) as an OS string; "" is a
+ *  valid (empty) OS string. Inside a migration step it adds or replaces the
+ *  key like the other rst_encode_* functions.
+ *  @return as rst_encode_string(), but any bytes are accepted; NULL `v`:
+ *          RST_ERR_INVALID (and the save fails). */
+RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const char *v);
+/** Decodes an OS string or a string. `*out` (NUL-terminated) lives like a
+ *  decoded string: until the callback returns.
+ *  @return RST_OK, RST_ERR_NOT_FOUND, RST_ERR_TYPE (another type). Note:
+ *          rst_decode_string() of an OS string gives RST_ERR_TYPE unless it
+ *          is valid UTF-8; rst_decode_bytes() reads its raw bytes. */
+RST_API rst_status rst_decode_os_string(rst_coder *c, const char *key, const char **out);
+/** Copies a string or OS string into the caller's buffer, with its NUL.
+ *  Whenever `cap` > 0 and the call does not return RST_OK, `buf` holds ""
+ *  (`buf[0]` is NUL); with `cap` 0 nothing is written, so
+ *  `rst_decode_string_copy(c, key, NULL, 0, &len)` asks for the size
+ *  (RST_ERR_LIMIT, `len` set; `len + 1` bytes are needed).
+ *  @param[out] len its length without the NUL (may be NULL), also when it
+ *         does not fit; 0 when the key is missing or of another type.
+ *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE (neither a string nor an
+ *          OS string); RST_ERR_LIMIT when it does not fit in `cap` bytes
+ *          (it needs its length + 1); RST_ERR_INVALID for a NULL `buf` with
+ *          `cap` > 0, a NULL coder or key. */
+RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
+                                          char *buf, size_t cap, size_t *len);
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Coder: a callback that fails */
+/**@{*/
 
 /** Reports that the callback `c` was passed to failed as a whole, with a
  *  sentence saying why: the one way a callback reports failure, the same
@@ -637,59 +952,15 @@ RST_API rst_value_type rst_coder_value_type(rst_coder *c, const char *key);
  *  @return RST_OK when recorded; RST_ERR_INVALID for a NULL coder;
  *          RST_ERR_STATE outside an encode, decode or factory callback. */
 RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *message);
+/**@}*/
 
-/** The object's path, "Tabs/Nav/List". @param[out] out rst_free() it.
- *  @return RST_OK; RST_ERR_INVALID (NULL object or out); RST_ERR_NOMEM. */
-RST_API rst_status rst_object_path(const rst_object *o, char **out);
-/** @return the class name given at registration, valid while the object is
- *          registered; NULL when it has none (or for NULL). */
-RST_API const char *rst_object_class_name(const rst_object *o);
-
-/** State of one plugin file (rst_plugin_info.state). */
-typedef enum rst_plugin_state {
-    RST_PLUGIN_DISCOVERED = 0,  /**< found, not loaded yet (loading is lazy) */
-    RST_PLUGIN_LOADED     = 1,  /**< manifest accepted, init succeeded */
-    RST_PLUGIN_REJECTED   = 2   /**< see reason */
-} rst_plugin_state;
-
-/** One class a plugin offers. */
-typedef struct rst_plugin_class_info {
-    const char *class_name;
-    const char *factory_symbol;
-    const char *signature;
-    bool        usable;         /**< false: rejected or lost to another plugin */
-    const char *reason;         /**< why not usable; "" when usable */
-} rst_plugin_class_info;
-
-/** One file in plugin_dir. */
-typedef struct rst_plugin_info {
-    const char *path;           /**< absolute path of the file */
-    const char *name;           /**< manifest name ("" before loading or if rejected early) */
-    const char *version;        /**< manifest version ("" likewise) */
-    rst_plugin_state state;
-    const char *reason;         /**< why rejected; "" otherwise */
-    size_t      class_count;
-    const rst_plugin_class_info *classes;
-} rst_plugin_info;
-
-/** Loads every plugin of plugin_dir now, as a restore that needs an unknown
- *  class would (once per engine; later calls return RST_OK at once).
- *  @return RST_OK; RST_ERR_INVALID (NULL engine, no plugin_dir); RST_ERR_IO
- *          if plugin_dir cannot be read; RST_ERR_STATE once the engine is
- *          gone. Rejected plugins are not an error: see rst_list_plugins(). */
-RST_API rst_status rst_load_plugins(rst_engine *e);
-/** Lists the files of plugin_dir (sorted by name) with their state, classes
- *  and rejection reasons, without loading anything.
- *  @param[out] out one allocation holding the array and all its strings:
- *         rst_free() it. NULL with *count 0 when there are none.
- *  @param[out] count number of entries.
- *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count; no
- *          plugin_dir); RST_ERR_IO if plugin_dir cannot be read;
- *          RST_ERR_NOMEM. */
-RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t *count);
+/* ======================================================================== */
+/* Lifecycle: dirty, autosave, dispatch, descriptor, thread, signals,       */
+/* ======================================================================== */
+/* closing the session, the save listener                                   */
 
 /* ------------------------------------------------------------------------ */
-/** @name When to save (library 1.1; ABI v1.1 §2)
+/** @name When to save (@since 1.1; docs/LIFECYCLE.md)
  *
  * The engine is *dirty* from a rst_mark_dirty() until a save that began
  * after that mark succeeds (rst_save(), rst_flush() or an autosave; a save
@@ -745,7 +1016,7 @@ RST_API rst_status rst_list_plugins(rst_engine *e, rst_plugin_info **out, size_t
  * RECOVER. A loop that waits on rst_next_timeout_ms() must therefore wake
  * within the deadline: cap its wait below it.
  *
- * Choices where the spec is silent: SIGKILL, SIGSTOP and the fault signals
+ * Choices where the contract is silent: SIGKILL, SIGSTOP and the fault signals
  * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS) cannot be
  * claimed (RST_ERR_INVALID); the claim is spent by its first delivery
  * (claim again to catch the next one); a second delivery of the same
@@ -835,167 +1106,57 @@ RST_API rst_status rst_save_on_signals(rst_engine *e, const int *signal_numbers,
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name What happened last time (library 1.1; ABI v1.1 §3)
- *
- * Sessions: an engine with an archive_path (or a store) records
- * `<archive>.session` (the store's session slot: pid, process start time,
- * boot id) as soon as the archive's folder exists — at its first restore,
- * or else at the save that creates the folder — and removes it in
- * rst_engine_destroy() and rst_close_session(). A restore that finds the
- * session of a process that is gone (exited, even if not yet reaped: a
- * zombie) or of an earlier boot reports RECOVER, otherwise RELAUNCH; an open session of a live process (this one included) counts
- * as RELAUNCH. The verdict is taken once per engine, at its first save or
- * restore, so a save before the restore does not hide a crash. rst_discard()
- * removes the session file with the rest; the engine's next save or
- * restore records it again.
- *
- * Generations (options version 2, generations = K > 0): each save that
- * writes keeps the archive it replaces as `<archive>.1`, shifting older
- * ones up to `<archive>.K` (the oldest drops off): under the store's lock,
- * generation k moves to k+1 (oldest first), the archive is linked to
- * generation 1, then the new archive is written. Every step is atomic, so
- * the path always holds one complete archive and the chain is always
- * newest first (a kill may leave a gap or two equal neighbours, never a
- * mix); a failed save loses at most the oldest generation. A save whose
- * archive would be the same bytes as the one in place (save time aside)
- * writes nothing and rotates nothing. rst_restore() of a missing or invalid
- * (CORRUPT, VERSION, LIMIT) archive restores the newest valid generation:
- * reason FALLBACK, info->generation = k, a WARNING log; an invalid archive
- * is set aside intact as `<archive>.invalid-<UTC ms>`; invalid generations
- * passed over are left as they are. Nothing is promoted: the archive path
- * stays empty until the next save. When an archive or a generation existed
- * but none could be restored: reason RESET, the restore fails with the
- * archive's status (RST_ERR_NOT_FOUND when only generations existed), and
- * the archive and every invalid generation are set aside intact as
- * `<archive>.invalid-<UTC ms>` (also with generations = 0), so no save
- * rotates or overwrites them; the next restore reports FIRST_LAUNCH. The
- * archive and its generations share one crash-loop marker
- * (`<archive>.restoring`, naming the bytes restored): a copy that crashed
- * the restore is set aside as `<archive>.crashed-<ms>`. rst_discard()
- * removes the generations, the marker, the set-aside copies and the
- * `.invalid-*` copies. */
+/** @name Saving: a listener; closing the session (@since 1.2)
+ * Called after every attempt to save this engine's state to its store or
+ * archive path — rst_save(), rst_flush() when it saves, an autosave, a save
+ * on a signal — with the status of that attempt. Not after buffer saves
+ * (rst_save_to_buffer) or exports (rst_export), nor when rst_flush() finds
+ * nothing to save. Runs on the thread that saved, with no lock of the
+ * engine held: it may call rst_mark_dirty(), rst_is_dirty() and
+ * rst_last_save_sizes(). During a save on a signal it runs inside
+ * rst_dispatch(), not in the signal handler. It runs before the saving
+ * call returns (so rst_last_error() after a failed rst_save() is still that
+ * save's). A failure is told with its status; the sentence is in the log
+ * (autosave, signal) or rst_last_error() (rst_save, rst_flush). A save from
+ * inside one of the engine's own callbacks (did_finish_restoring calling
+ * rst_save()) runs its listener with that outer callback's lock held. */
 /**@{*/
-
-/** Why a restore restores what it does. Stable numbers. */
-typedef enum rst_restore_reason {
-    RST_REASON_FIRST_LAUNCH = 0, /**< no archive (never saved, or discarded) */
-    RST_REASON_RELAUNCH     = 1, /**< the previous session ended cleanly */
-    RST_REASON_RECOVER      = 2, /**< the previous session died: the archive is its last save */
-    RST_REASON_BUFFER       = 3, /**< rst_restore_from_buffer() */
-    RST_REASON_FALLBACK     = 4, /**< the current archive was missing or invalid
-                                      (or rst_restore_generation() asked): an older generation */
-    RST_REASON_RESET        = 5  /**< @since 1.2: an archive or a generation existed but
-                                      none could be restored; every invalid file was set
-                                      aside intact, and the restore returns the current
-                                      archive's failure (RST_ERR_NOT_FOUND when only
-                                      generations existed) */
-} rst_restore_reason;
-
-/** The reason of the engine's last restore: set when the restore has
- *  chosen its archive, so should_restore (info->restore_reason) and later
- *  calls agree; kept when the restore then fails (REJECTED, ...).
- *  @return FIRST_LAUNCH before any restore, when the last found no archive
- *          and no generation, or for NULL. */
-RST_API rst_restore_reason rst_last_restore_reason(rst_engine *e);
-/** Restores generation `generation` on request: `<archive>.k`, reason
- *  FALLBACK, info->generation = k, with the crash-loop guard of that file;
- *  nothing is set aside or promoted. 0: the current archive, exactly as
- *  rst_restore() (fallback included). Works whatever the engine's
- *  `generations` option (the files may be from an earlier run).
- *  @return as rst_restore(); RST_ERR_NOT_FOUND for a generation that does
- *          not exist (k > 16 included); RST_ERR_CORRUPT (or VERSION, LIMIT)
- *          for an invalid one, left as it is. */
-RST_API rst_status rst_restore_generation(rst_engine *e, uint32_t generation);
-/** The enumerator's name of a reason.
- *  @return "RST_REASON_RECOVER" for RST_REASON_RECOVER; "RST_REASON_UNKNOWN"
- *          for a value this library does not define. Static storage. */
-RST_API const char *rst_restore_reason_name(rst_restore_reason r);
-/** @name v1.1 §7–8: every skip explained; arrays of object references
- * (ABI v1.1, issue 11). */
-/**@{*/
-
-/** Why a record of the last restore was skipped (rst_skipped_record.reason).
- *  Stable numbers; 1–10 are the v1.1 contract, later values are appended. */
-typedef enum rst_skip_reason {
-    RST_SKIP_NO_FACTORY       = 1, /**< nothing registered, no factory, no fallback */
-    RST_SKIP_DECLINED         = 2, /**< the factory returned NULL */
-    RST_SKIP_FACTORY_ERROR    = 3, /**< the factory returned a wrong object */
-    RST_SKIP_PLUGIN_REJECTED  = 4, /**< the class's plugin failed to load */
-    RST_SKIP_PARENT_SKIPPED   = 5, /**< an ancestor was skipped */
-    RST_SKIP_QUARANTINED      = 6, /**< the previous restore died in this record */
-    RST_SKIP_NO_MIGRATION     = 7, /**< no migration from the record's version */
-    RST_SKIP_MIGRATION_FAILED = 8, /**< a migration returned non-OK */
-    RST_SKIP_TOO_NEW          = 9, /**< saved by a newer class version */
-    RST_SKIP_EXPIRED          = 10,/**< its extended restoration missed the deadline */
-    /** This library's addition: the object was created (or found) but its
-     *  `decode` reported failure with rst_coder_fail() (a Swift
-     *  `decodeRestorableState` that threw): it keeps what it decoded, gets
-     *  no `finished` and is not counted as restored, so it is listed here. */
-    RST_SKIP_DECODE_FAILED    = 11,
-    /** @since 1.2: left out of the last save by RST_BUDGET_TRIM (the top
-     *  path of a trimmed subtree; its descendants were not saved and are not
-     *  listed). The detail names the budget. */
-    RST_SKIP_TRIMMED          = 12
-} rst_skip_reason;
-
-/** One skipped record (rst_last_restore_skips()). Every string lives in the
- *  same allocation as the array. */
-typedef struct rst_skipped_record {
-    const char     *path;         /**< "Tabs/Nav/List" */
-    const char     *class_name;   /**< "" when none */
-    uint32_t        reason;       /**< rst_skip_reason */
-    uint32_t        version;      /**< the record's class version (0 in v1 archives) */
-    const char     *detail;       /**< a sentence; never NULL */
-} rst_skipped_record;
-
-/** Every record the engine's last restore skipped, in archive order,
- *  descendants included (reason RST_SKIP_PARENT_SKIPPED), plus the objects
- *  whose decode failed (RST_SKIP_DECODE_FAILED): `*count` equals the
- *  report's `skipped` (rst_last_restore_report()). When several producers
- *  were asked for one record (its class's factory, then the fallback), the
- *  reason is the last one's.
- *  @param[out] out one allocation holding the array and all its strings:
- *         free it with one rst_free(). NULL with `*count` 0 when nothing
- *         was skipped.
- *  @param[out] count the number of entries.
- *  @return RST_OK; RST_ERR_INVALID (NULL engine, out or count);
- *          RST_ERR_STATE before any restore reached pass 1 (as
- *          rst_last_restore_report()); RST_ERR_NOMEM. */
-RST_API rst_status  rst_last_restore_skips(rst_engine *e, rst_skipped_record **out, size_t *count);
-/** The enumerator's name of a skip reason.
- *  @return "RST_SKIP_DECLINED" for RST_SKIP_DECLINED; "RST_SKIP_UNKNOWN"
- *          for a value this library does not define. Static storage; never NULL. */
-RST_API const char *rst_skip_reason_name(rst_skip_reason r);
-
-/** Stores an array of references (a navigation stack), value type
- *  RST_TYPE_OBJECT_ARRAY. The same rules as rst_encode_object() for each
- *  element; each element is a dependency edge for the decode order
- *  (referenced objects decode first; cycles in archive order). `v` may be
- *  NULL when n is 0 (an empty array).
- *  @return RST_OK; RST_ERR_INVALID (NULL coder or key, a bad key, NULL v
- *          with n > 0, a NULL element or an object of another engine);
- *          RST_ERR_DUPLICATE; RST_ERR_LIMIT; RST_ERR_STATE outside an
- *          encode callback, or for an object registered after this save
- *          began; after an earlier encode error of the same save, that
- *          error's status. */
-RST_API rst_status rst_encode_object_array(rst_coder *c, const char *key,
-                                           rst_object *const *v, size_t n);
-/** Element `index` of an array of references, as rst_decode_string_array()
- *  reads strings. `*count` (count may be NULL) is always set: the array's
- *  length, 0 when the key is absent or holds another type. An element whose
- *  record was skipped decodes as NULL with RST_OK.
- *  @param[out] out the object, or NULL for a skipped record; required.
- *  @return RST_OK; RST_ERR_INVALID (NULL coder, key or out);
- *          RST_ERR_NOT_FOUND (no such key, or index >= count);
- *          RST_ERR_TYPE (another type); RST_ERR_STATE outside a decode
- *          callback or factory, and in a factory (pass 1) for an element
- *          whose record is not materialized yet. */
-RST_API rst_status rst_decode_object_array(rst_coder *c, const char *key, size_t index,
-                                           rst_object **out, size_t *count);
+#define RST_SAVE_CALL   0u  /**< rst_save(), rst_flush() */
+#define RST_SAVE_AUTO   1u  /**< autosave (rst_dispatch(), the autosave thread) */
+#define RST_SAVE_SIGNAL 2u  /**< the save of a signal claimed by rst_save_on_signals() */
+typedef void (*rst_save_listener)(rst_engine *e, rst_status status,
+                                  uint32_t trigger, void *ctx);
+/** Sets (or with NULL removes) the engine's save listener; one per engine,
+ *  a second call replaces the first (a save running on another thread may
+ *  still call the one it replaced, once).
+ *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
+RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, void *ctx);
+/** Marks this engine's session as ended cleanly, so the next restore of its
+ *  archive reports RST_REASON_RELAUNCH instead of RECOVER. For a host whose
+ *  own signal handler ends the process (a curses program that must restore
+ *  the terminal): call it from that handler before `_exit()`/`exit()`.
+ *  Async-signal-safe — no lock, no allocation — with an `archive_path`
+ *  (or the unwrapped rst_file_store(): `open`, `read`, `memcmp`, `unlink`
+ *  of `<archive>.session`, prepared when the session was recorded) and
+ *  with a store that has `map` (the session slot is mapped when recorded,
+ *  and closing zeroes it; the slot itself is removed at destroy). With a
+ *  store without `map`, it calls the store's `remove` of the session slot:
+ *  async-signal-safe only if that function is. Calling it twice, or before
+ *  any save or restore, is harmless; a later save or restore records the
+ *  session again. NULL or an engine without a store or archive path:
+ *  nothing. The engine also closes the session itself at
+ *  rst_engine_destroy() and when it re-raises a claimed signal into the
+ *  default disposition after its save. */
+RST_API void rst_close_session(rst_engine *e);
 /**@}*/
 
+/* ======================================================================== */
+/* Surviving change: class versions, migrations, carried records,           */
+/* ======================================================================== */
+/* quarantine, restoration that finishes later (docs/EVOLUTION.md)          */
+
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §4: class versions and migrations (ABI v1.1, issue 11)
+/** @name Class versions and migrations (@since 1.1; docs/EVOLUTION.md)
  * A class's version is stored in every record of that class (archive
  * format: header flag 1, docs/FORMAT.md); archives written by 1.0, and
  * records of classes with no version set, read as version 0. At restore,
@@ -1077,7 +1238,62 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name v1.1 §9: restoration that finishes later (ABI v1.1, issue 11)
+/** @name Carried records: unclaimed records are carried, not lost (@since 1.1)
+ * Driven by `rst_engine_options.carry_saves` (options version 2; see
+ * "Engine"; 0: none, UINT32_MAX: always). A record a restore skipped because
+ * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
+ * no registered object, factory or fallback — its plugin was uninstalled,
+ * say) is kept verbatim with its descendants and written back by the next
+ * `carry_saves` successful saves (rst_save, rst_save_to_buffer), after the
+ * live records, under the same path, as long as its parent is present in
+ * that save (or it is a root) and no live object now holds its path. The
+ * archive stores each carried record's count left (format flag 2,
+ * docs/FORMAT.md), so a relaunch continues the count instead of restarting
+ * it. References from and to carried records are kept when both ends are
+ * written (resolved by path at each save); a reference whose other end is
+ * not written is left out (an array loses that element). A carried record
+ * claimed again at a later restore is restored normally. Records skipped
+ * for any other reason (declined, quarantined, migrations, too new) are not
+ * carried. `restorectl inspect` marks carried records and their saves left. */
+/**@{*/
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Per-object crash quarantine (@since 1.1)
+ * Not an options member: two engine flags (rst_engine_options.flags).
+ *
+ * In 1.0, a process that dies during a restore makes the next restore of
+ * that archive set it aside. With quarantine, the crash-loop marker also
+ * names the record whose factory, migration, `decode` or `finished` was
+ * running (rewritten in place through a shared mapping: a memory store per
+ * callback, no system call, kept by the page cache when the process is
+ * killed). The next restore that finds such a marker of a dead process
+ * writes `<archive>.quarantine` naming that record, removes the marker,
+ * and restores everything else: the record and its descendants are skipped
+ * (RST_SKIP_QUARANTINED, with RST_SKIP_PARENT_SKIPPED below it), the
+ * restore returns RST_OK and the archive stays in place. A second death
+ * while a quarantine is in effect, or a death outside any object callback
+ * (should_restore, did_finish_restoring, the engine itself), sets the
+ * archive aside as in 1.0 (and removes the quarantine). The quarantine lasts
+ * until the next successful rst_save() (the archive then holds the new
+ * state; a quarantined record is not carried) or rst_discard(); it is
+ * ignored, and removed, once the archive bytes change. The engine that
+ * restores next decides: one without quarantine sets the archive aside
+ * whatever the marker names.
+ *
+ * An engine quarantines when created with an options struct of version 2
+ * or later, unless RST_ENGINE_NO_QUARANTINE is set; with a version-1
+ * struct (a 1.0 binary) it keeps 1.0's behaviour unless RST_ENGINE_QUARANTINE
+ * opts in. Needs the crash-loop guard (not with RST_ENGINE_NO_CRASH_GUARD).
+ * `restorectl quarantine ARCHIVE` shows a quarantine, `--clear` ends it. */
+/**@{*/
+#define RST_ENGINE_NO_QUARANTINE  (1u << 1) /**< keep 1.0's crash-loop behaviour (options v2) */
+#define RST_ENGINE_QUARANTINE     (1u << 2) /**< this library's addition: quarantine with a
+                                                 version-1 options struct */
+/**@}*/
+
+/* ------------------------------------------------------------------------ */
+/** @name Restoration that finishes later (@since 1.1)
  * UIKit's extendStateRestoration / completeStateRestoration, for state that
  * loads asynchronously. */
 /**@{*/
@@ -1125,199 +1341,9 @@ RST_API rst_status rst_extend_restoration(rst_engine *e, uint32_t deadline_ms,
 RST_API rst_status rst_complete_restoration(rst_engine *e, rst_restore_token *t);
 /**@}*/
 
-/* ------------------------------------------------------------------------ */
-/** @name v1.1 §5: unclaimed records are carried, not lost (issue 11)
- * Driven by `rst_engine_options.carry_saves` (options version 2, ABI v1.1
- * §1; 0: none, UINT32_MAX: always). A record a restore skipped because
- * nothing could produce it (RST_SKIP_NO_FACTORY or RST_SKIP_PLUGIN_REJECTED:
- * no registered object, factory or fallback — its plugin was uninstalled,
- * say) is kept verbatim with its descendants and written back by the next
- * `carry_saves` successful saves (rst_save, rst_save_to_buffer), after the
- * live records, under the same path, as long as its parent is present in
- * that save (or it is a root) and no live object now holds its path. The
- * archive stores each carried record's count left (format flag 2,
- * docs/FORMAT.md), so a relaunch continues the count instead of restarting
- * it. References from and to carried records are kept when both ends are
- * written (resolved by path at each save); a reference whose other end is
- * not written is left out (an array loses that element). A carried record
- * claimed again at a later restore is restored normally. Records skipped
- * for any other reason (declined, quarantined, migrations, too new) are not
- * carried. `restorectl inspect` marks carried records and their saves left. */
-/**@{*/
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name v1.1 §6: per-object crash quarantine (ABI v1.1, issue 11)
- * Kept apart from the options-v2 members of issue 10 (§1): only two flags.
- *
- * In 1.0, a process that dies during a restore makes the next restore of
- * that archive set it aside. With quarantine, the crash-loop marker also
- * names the record whose factory, migration, `decode` or `finished` was
- * running (rewritten in place through a shared mapping: a memory store per
- * callback, no system call, kept by the page cache when the process is
- * killed). The next restore that finds such a marker of a dead process
- * writes `<archive>.quarantine` naming that record, removes the marker,
- * and restores everything else: the record and its descendants are skipped
- * (RST_SKIP_QUARANTINED, with RST_SKIP_PARENT_SKIPPED below it), the
- * restore returns RST_OK and the archive stays in place. A second death
- * while a quarantine is in effect, or a death outside any object callback
- * (should_restore, did_finish_restoring, the engine itself), sets the
- * archive aside as in 1.0 (and removes the quarantine). The quarantine lasts
- * until the next successful rst_save() (the archive then holds the new
- * state; a quarantined record is not carried) or rst_discard(); it is
- * ignored, and removed, once the archive bytes change. The engine that
- * restores next decides: one without quarantine sets the archive aside
- * whatever the marker names.
- *
- * An engine quarantines when created with an options struct of version 2
- * or later, unless RST_ENGINE_NO_QUARANTINE is set; with a version-1
- * struct (a 1.0 binary) it keeps 1.0's behaviour unless RST_ENGINE_QUARANTINE
- * opts in. Needs the crash-loop guard (not with RST_ENGINE_NO_CRASH_GUARD).
- * `restorectl quarantine ARCHIVE` shows a quarantine, `--clear` ends it. */
-/**@{*/
-#define RST_ENGINE_NO_QUARANTINE  (1u << 1) /**< keep 1.0's crash-loop behaviour (options v2) */
-#define RST_ENGINE_QUARANTINE     (1u << 2) /**< this library's addition: quarantine with a
-                                                 version-1 options struct */
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name Saving: a listener (@since 1.2)
- * Called after every attempt to save this engine's state to its store or
- * archive path — rst_save(), rst_flush() when it saves, an autosave, a save
- * on a signal — with the status of that attempt. Not after buffer saves
- * (rst_save_to_buffer) or exports (rst_export), nor when rst_flush() finds
- * nothing to save. Runs on the thread that saved, with no lock of the
- * engine held: it may call rst_mark_dirty(), rst_is_dirty() and
- * rst_last_save_sizes(). During a save on a signal it runs inside
- * rst_dispatch(), not in the signal handler. It runs before the saving
- * call returns (so rst_last_error() after a failed rst_save() is still that
- * save's). A failure is told with its status; the sentence is in the log
- * (autosave, signal) or rst_last_error() (rst_save, rst_flush). A save from
- * inside one of the engine's own callbacks (did_finish_restoring calling
- * rst_save()) runs its listener with that outer callback's lock held. */
-/**@{*/
-#define RST_SAVE_CALL   0u  /**< rst_save(), rst_flush() */
-#define RST_SAVE_AUTO   1u  /**< autosave (rst_dispatch(), the autosave thread) */
-#define RST_SAVE_SIGNAL 2u  /**< the save of a signal claimed by rst_save_on_signals() */
-typedef void (*rst_save_listener)(rst_engine *e, rst_status status,
-                                  uint32_t trigger, void *ctx);
-/** Sets (or with NULL removes) the engine's save listener; one per engine,
- *  a second call replaces the first (a save running on another thread may
- *  still call the one it replaced, once).
- *  @return RST_OK; RST_ERR_INVALID for a NULL engine. */
-RST_API rst_status rst_set_save_listener(rst_engine *e, rst_save_listener fn, void *ctx);
-/** Marks this engine's session as ended cleanly, so the next restore of its
- *  archive reports RST_REASON_RELAUNCH instead of RECOVER. For a host whose
- *  own signal handler ends the process (a curses program that must restore
- *  the terminal): call it from that handler before `_exit()`/`exit()`.
- *  Async-signal-safe — no lock, no allocation — with an `archive_path`
- *  (or the unwrapped rst_file_store(): `open`, `read`, `memcmp`, `unlink`
- *  of `<archive>.session`, prepared when the session was recorded) and
- *  with a store that has `map` (the session slot is mapped when recorded,
- *  and closing zeroes it; the slot itself is removed at destroy). With a
- *  store without `map`, it calls the store's `remove` of the session slot:
- *  async-signal-safe only if that function is. Calling it twice, or before
- *  any save or restore, is harmless; a later save or restore records the
- *  session again. NULL or an engine without a store or archive path:
- *  nothing. The engine also closes the session itself at
- *  rst_engine_destroy() and when it re-raises a claimed signal into the
- *  default disposition after its save. */
-RST_API void rst_close_session(rst_engine *e);
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name File names: OS strings (@since 1.2)
- * Linux file names and paths are bytes, not always UTF-8. An *OS string* is
- * any bytes but NUL, stored losslessly with its own type
- * (RST_TYPE_OS_STRING). `restorectl` shows it as text when it is valid UTF-8
- * and escapes the other bytes (`caf\xe9`; a backslash as `\\`);
- * `restorectl save --from` reads that form back to the same bytes. */
-/**@{*/
-/** Encodes `v` (NUL-terminated, any bytes) as an OS string; "" is a
- *  valid (empty) OS string. Inside a migration step it adds or replaces the
- *  key like the other rst_encode_* functions.
- *  @return as rst_encode_string(), but any bytes are accepted; NULL `v`:
- *          RST_ERR_INVALID (and the save fails). */
-RST_API rst_status rst_encode_os_string(rst_coder *c, const char *key, const char *v);
-/** Decodes an OS string or a string. `*out` (NUL-terminated) lives like a
- *  decoded string: until the callback returns.
- *  @return RST_OK, RST_ERR_NOT_FOUND, RST_ERR_TYPE (another type). Note:
- *          rst_decode_string() of an OS string gives RST_ERR_TYPE unless it
- *          is valid UTF-8; rst_decode_bytes() reads its raw bytes. */
-RST_API rst_status rst_decode_os_string(rst_coder *c, const char *key, const char **out);
-/** Copies a string or OS string into the caller's buffer, with its NUL.
- *  Whenever `cap` > 0 and the call does not return RST_OK, `buf` holds ""
- *  (`buf[0]` is NUL); with `cap` 0 nothing is written, so
- *  `rst_decode_string_copy(c, key, NULL, 0, &len)` asks for the size
- *  (RST_ERR_LIMIT, `len` set; `len + 1` bytes are needed).
- *  @param[out] len its length without the NUL (may be NULL), also when it
- *         does not fit; 0 when the key is missing or of another type.
- *  @return RST_OK; RST_ERR_NOT_FOUND; RST_ERR_TYPE (neither a string nor an
- *          OS string); RST_ERR_LIMIT when it does not fit in `cap` bytes
- *          (it needs its length + 1); RST_ERR_INVALID for a NULL `buf` with
- *          `cap` > 0, a NULL coder or key. */
-RST_API rst_status rst_decode_string_copy(rst_coder *c, const char *key,
-                                          char *buf, size_t cap, size_t *len);
-/**@}*/
-
-/* ------------------------------------------------------------------------ */
-/** @name Size budgets (@since 1.2)
- * Every save (to the store or archive path, or to a buffer with
- * rst_save_to_buffer(); not rst_export()) measures each record: its own
- * bytes in the archive and its subtree's (own plus every descendant's). The
- * roots' subtree bytes plus the header and the shared tables are the
- * archive's size, exactly. With `size_budget` (options version 3) a save
- * over budget does what `budget_policy` says: RST_BUDGET_WARN saves and logs
- * one WARNING naming the budget, the size and the three largest subtrees of
- * non-root records; RST_BUDGET_FAIL fails with RST_ERR_LIMIT, the old
- * archive intact, with the same facts in the sentence; RST_BUDGET_TRIM
- * leaves out whole subtrees of non-root records — lowest priority first
- * (a subtree's priority is its top record's object priority), the largest
- * first among equals — until the archive fits, and fails as FAIL if only
- * roots are left. The archive lists the top path of each trimmed subtree;
- * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
- * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md.
- *
- * Choices this library makes where the contract is silent:
- *  - The budget counts the whole archive (header, tables and checksum
- *    included). Keys and names are shared and belong to no record.
- *  - WARN logs its WARNING at every save that is over budget.
- *  - TRIM writes the archive again without the chosen subtrees: the encode
- *    callbacks of the objects that stay are called a second time.
- *  - References to a trimmed object are dropped: rst_encode_object() of it
- *    writes nothing (RST_TYPE_NONE at restore) and an object array leaves
- *    the element out. Carried records under a trimmed object go with it.
- *  - The list of trimmed paths is a value in the first root record (a
- *    type 1.1 readers skip, so they read a trimmed archive); its bytes are
- *    part of that record's own bytes.
- *  - At the next restore the trimmed tops come after the archive's own
- *    skips in rst_last_restore_skips(), and the report's `skipped` counts
- *    them (`archived` does not: they are not in the archive). */
-/**@{*/
-/** Sets an object's priority for RST_BUDGET_TRIM (default 0; lower is
- *  trimmed first).
- *  @return RST_OK; RST_ERR_INVALID for a NULL object. */
-RST_API rst_status rst_set_object_priority(rst_object *o, int32_t priority);
-/** One record of the last save (rst_last_save_sizes()). */
-typedef struct rst_size_entry {
-    const char *path;           /**< "Tabs/Nav/List" */
-    const char *class_name;     /**< "" when none */
-    uint64_t    own_bytes;      /**< the record's own bytes in the archive */
-    uint64_t    subtree_bytes;  /**< own_bytes plus every descendant's */
-    uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
-} rst_size_entry;
-/** Every record the last successful or budget-failed save considered, in
- *  archive order, trimmed ones included (with `trimmed = 1` and the sizes
- *  they would have taken). A save that failed before its archive was
- *  complete for another reason (an encode error, should_save) leaves the
- *  previous list; one that failed writing the file lists the archive it
- *  could not write. The buffer saves of rst_save_to_buffer() count;
- *  rst_export() does not. Safe to call from a save listener.
- *  @param[out] out one block (the strings inside it), freed with one
- *         rst_free(); NULL with `*count = 0` before any save.
- *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
-RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size_t *count);
-/**@}*/
+/* ======================================================================== */
+/* Sensitive values and size budgets                                        */
+/* ======================================================================== */
 
 /* ------------------------------------------------------------------------ */
 /** @name Sensitive values (@since 1.2)
@@ -1390,25 +1416,63 @@ RST_API rst_status rst_coder_set_sensitivity(rst_coder *c, const char *key,
 /**@}*/
 
 /* ------------------------------------------------------------------------ */
-/** @name Portable exports (@since 1.2) */
+/** @name Size budgets (@since 1.2)
+ * Every save (to the store or archive path, or to a buffer with
+ * rst_save_to_buffer(); not rst_export()) measures each record: its own
+ * bytes in the archive and its subtree's (own plus every descendant's). The
+ * roots' subtree bytes plus the header and the shared tables are the
+ * archive's size, exactly. With `size_budget` (options version 3) a save
+ * over budget does what `budget_policy` says: RST_BUDGET_WARN saves and logs
+ * one WARNING naming the budget, the size and the three largest subtrees of
+ * non-root records; RST_BUDGET_FAIL fails with RST_ERR_LIMIT, the old
+ * archive intact, with the same facts in the sentence; RST_BUDGET_TRIM
+ * leaves out whole subtrees of non-root records — lowest priority first
+ * (a subtree's priority is its top record's object priority), the largest
+ * first among equals — until the archive fits, and fails as FAIL if only
+ * roots are left. The archive lists the top path of each trimmed subtree;
+ * the next restore reports each as RST_SKIP_TRIMMED. `restorectl du
+ * ARCHIVE` shows the sizes as a tree. See docs/BUDGETS.md.
+ *
+ * Choices this library makes where the contract is silent:
+ *  - The budget counts the whole archive (header, tables and checksum
+ *    included). Keys and names are shared and belong to no record.
+ *  - WARN logs its WARNING at every save that is over budget.
+ *  - TRIM writes the archive again without the chosen subtrees: the encode
+ *    callbacks of the objects that stay are called a second time.
+ *  - References to a trimmed object are dropped: rst_encode_object() of it
+ *    writes nothing (RST_TYPE_NONE at restore) and an object array leaves
+ *    the element out. Carried records under a trimmed object go with it.
+ *  - The list of trimmed paths is a value in the first root record (a
+ *    type 1.1 readers skip, so they read a trimmed archive); its bytes are
+ *    part of that record's own bytes.
+ *  - At the next restore the trimmed tops come after the archive's own
+ *    skips in rst_last_restore_skips(), and the report's `skipped` counts
+ *    them (`archived` does not: they are not in the archive). */
 /**@{*/
-#define RST_EXPORT_PORTABLE 1u /**< leave out LOCAL and ENCRYPTED values */
-/** Writes the engine's state to a new buffer as rst_save_to_buffer() does,
- *  but it is not a save: no carry count, no listener, no kill point, no
- *  budget, no WARNING about the values it leaves out; `should_save` is not
- *  asked and the engine stays dirty. Carried records are included (without
- *  their LOCAL and sealed values when portable). Without RST_EXPORT_PORTABLE,
- *  ENCRYPTED values are sealed afresh when `encryption_key` gives a key (and
- *  left out silently when it does not). With
- *  RST_EXPORT_PORTABLE, LOCAL and ENCRYPTED values are left out (they belong
- *  to this machine or its key), so the buffer can be restored on another
- *  machine with rst_restore_from_buffer(). `restorectl export --portable IN
- *  OUT` does the same for a file.
- *  @param flags 0 or RST_EXPORT_PORTABLE; others: RST_ERR_INVALID.
- *  @param[out] buf freed with rst_free(); @param[out] len its length.
- *  @return as rst_save_to_buffer(). */
-RST_API rst_status rst_export(rst_engine *e, uint32_t flags, void **buf, size_t *len);
+/** One record of the last save (rst_last_save_sizes()). */
+typedef struct rst_size_entry {
+    const char *path;           /**< "Tabs/Nav/List" */
+    const char *class_name;     /**< "" when none */
+    uint64_t    own_bytes;      /**< the record's own bytes in the archive */
+    uint64_t    subtree_bytes;  /**< own_bytes plus every descendant's */
+    uint32_t    trimmed;        /**< 1: left out of that save by RST_BUDGET_TRIM */
+} rst_size_entry;
+/** Every record the last successful or budget-failed save considered, in
+ *  archive order, trimmed ones included (with `trimmed = 1` and the sizes
+ *  they would have taken). A save that failed before its archive was
+ *  complete for another reason (an encode error, should_save) leaves the
+ *  previous list; one that failed writing the file lists the archive it
+ *  could not write. The buffer saves of rst_save_to_buffer() count;
+ *  rst_export() does not. Safe to call from a save listener.
+ *  @param[out] out one block (the strings inside it), freed with one
+ *         rst_free(); NULL with `*count = 0` before any save.
+ *  @return RST_OK; RST_ERR_INVALID for NULL arguments; RST_ERR_NOMEM. */
+RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size_t *count);
 /**@}*/
+
+/* ======================================================================== */
+/* Diagnostics: testing process death                                       */
+/* ======================================================================== */
 
 /* ------------------------------------------------------------------------ */
 /** @name Testing process death (@since 1.2)

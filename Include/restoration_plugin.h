@@ -155,7 +155,7 @@ typedef struct rst_host_api {
     rst_status (*decode_end_record)(rst_coder *c);
     /* Members above are valid for table_version 1. */
 
-    /* Additions beyond the v1 contract, in the order restoration.h lists them. */
+    /* Additions beyond the v1 contract, in the order they were added. */
     rst_value_type (*coder_value_type)(rst_coder *c, const char *key);
     rst_status  (*object_path)(const rst_object *o, char **out);
     const char *(*object_class_name)(const rst_object *o);
@@ -164,7 +164,7 @@ typedef struct rst_host_api {
     rst_status  (*engine_options_init)(rst_engine_options *opts, uint32_t version);
     rst_status  (*coder_fail)(rst_coder *c, rst_status status, const char *message);
     /* Members above: table_version 1. Members below: table_version 2
-       (library 1.1, ABI v1.1 §2–9); check with RST_HOST_API_HAS. */
+       (library 1.1: docs/LIFECYCLE.md, docs/EVOLUTION.md); check with RST_HOST_API_HAS. */
     rst_status  (*mark_dirty)(rst_engine *e, rst_object *o);
     bool        (*is_dirty)(rst_engine *e);
     rst_status  (*flush)(rst_engine *e);
@@ -321,7 +321,7 @@ extern __attribute__((visibility("hidden"))) const rst_host_api *rst_plugin_api_
  * a 1.0 host's table ends before it. */
 #define rst_engine_options_init     rst_plugin_api__->engine_options_init
 #define rst_coder_fail              rst_plugin_api__->coder_fail
-/* v1.1 (issue 11): check RST_HOST_API_HAS(api, member) before calling these
+/* Library 1.1: check RST_HOST_API_HAS(api, member) before calling these
  * on a host that may be older. */
 #define rst_last_restore_skips      rst_plugin_api__->last_restore_skips
 #define rst_skip_reason_name        rst_plugin_api__->skip_reason_name

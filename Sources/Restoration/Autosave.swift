@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import RestorationCore
 
-// When to save and what happened last time (ABI v1.1 §1–3) in the Swift
+// When to save and what happened last time (docs/LIFECYCLE.md) in the Swift
 // API: dirty tracking, autosave on the main queue (for @MainActor code) or
 // on the engine's thread, signal saves, a stream of save events, restore
 // reasons and generations. See docs/LIFECYCLE.md.

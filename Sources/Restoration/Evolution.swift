@@ -1,6 +1,6 @@
 import RestorationCore
 
-// ABI v1.1 §4–9 in the Swift API (issue 11): skips explained, arrays of
+// docs/EVOLUTION.md in the Swift API: skips explained, arrays of
 // references.
 
 extension RestorationEngine {
@@ -148,7 +148,7 @@ extension RestorationCoder {
     }
 }
 
-// MARK: §4 class versions and migrations
+// MARK: class versions and migrations
 
 extension RestorationEngine {
     /// Sets the current version of a restoration class: every record of
@@ -242,7 +242,7 @@ extension RestorationCoder {
     }
 }
 
-// MARK: §9 restoration that finishes later
+// MARK: restoration that finishes later
 
 /// An extension of a restore in progress (UIKit's
 /// `extendStateRestoration`): until it completes (or its deadline passes),
@@ -277,9 +277,9 @@ extension RestorationEngine {
     /// ``StateRestoring/applicationFinishedRestoringState()`` for state that
     /// loads asynchronously, and call ``RestorationToken/complete()`` when it
     /// has. A token not completed within `deadlineMilliseconds` (0: no
-    /// deadline) expires. Until the autosave dispatch of issue 10 is present,
-    /// expiry is noticed at the engine's next call (save, restore, report,
-    /// skips, complete).
+    /// deadline) expires. Expiry is noticed on time by the dispatcher
+    /// (`dispatch()`, the autosave thread; docs/LIFECYCLE.md), otherwise at
+    /// the engine's next call (save, restore, report, skips, complete).
     ///
     /// - Throws: ``RestorationError/state(_:)`` anywhere else.
     ///
@@ -290,7 +290,7 @@ extension RestorationEngine {
     }
 }
 
-// MARK: issue 11, item 7: ownership of restored objects
+// MARK: ownership of restored objects
 
 extension RestorationEngine {
     /// Hands ownership of a restored object back to the app.

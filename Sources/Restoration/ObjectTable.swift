@@ -97,7 +97,7 @@ final class ObjectTable {
     private var pending: [ObjectBox] = []
     /// Registrations before the next amortized sweep.
     private var sweepAt = 64
-    /// Issue 11, item 7: whether objects a restoration class or the fallback
+    /// Whether objects a restoration class or the fallback
     /// makes are owned (kept alive) by the engine (Evolution.swift).
     var ownsRestoredObjects = true
 

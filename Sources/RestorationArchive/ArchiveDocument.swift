@@ -66,7 +66,7 @@ public struct ArchiveObject: Equatable, Sendable {
     public var entries: [ArchiveEntry]
     /// v1.1: the class version the record stores (0: none, as in v1 archives).
     public var version: UInt32
-    /// v1.1 §5: 0 live; 1 + saves left for a carried record (UInt32.max: always).
+    /// Carried records: 0 live; 1 + saves left for a carried record (UInt32.max: always).
     public var carry: UInt32 = 0
     public init(identifier: String, parent: Int? = nil, className: String? = nil, entries: [ArchiveEntry] = [], version: UInt32 = 0) {
         self.identifier = identifier

@@ -131,7 +131,7 @@ public final class ArchiveReader {
     /// v1.1: the class version record r stores (0 when the archive stores none).
     @inlinable public func version(ofRecord r: Int) -> UInt32 { _record(r).version }
 
-    /// v1.1 §5: 0 for a live record; 1 + the saves that will still carry it
+    /// Carried records: 0 for a live record; 1 + the saves that will still carry it
     /// for a carried record (UInt32.max: always).
     @inlinable public func carry(ofRecord r: Int) -> UInt32 { _record(r).carry }
 

@@ -1,5 +1,5 @@
 // ArchiveRewriter: a validated archive rebuilt with some records' fields
-// replaced (v1.1 §4 migrations), everything else copied byte for byte.
+// replaced (migrations, docs/EVOLUTION.md), everything else copied byte for byte.
 //
 // A migration edits one record: its fields are a list of `EditedField`s
 // whose values are still the archive's bytes (`.archive`) until a step

@@ -199,7 +199,7 @@ public enum ArchiveFormat {
     /// after `class`. Set only when some record has a version other than 0,
     /// so archives without versions stay byte-identical to v1's.
     public static let flagRecordVersions: UInt16 = 1
-    /// Header flag (v1.1 §5): every record stores `carry`, a varint after
+    /// Header flag (carried records, docs/EVOLUTION.md): every record stores `carry`, a varint after
     /// the version (or after `class` without flag 1): 0 for a live record,
     /// 1 + the saves that will still carry it for a record carried for a
     /// class nothing could produce (UInt32.max: always). Set only when the

@@ -189,7 +189,7 @@ struct WriterCore {
     /// v1.1: records store their class version (header flag
     /// `ArchiveFormat.flagRecordVersions`); decided before the first record.
     @usableFromInline var recordVersions = false
-    /// v1.1 §5: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
+    /// Carried records: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
     @usableFromInline var recordCarry = false
     /// Where each record begins in the records section (size budgets: a
     /// record's own bytes are the distance to the next one's start).
@@ -762,13 +762,13 @@ public struct ArchiveWriter {
     /// v1.1: whether every record stores its class version (the header flag
     /// `ArchiveFormat.flagRecordVersions`). Set before the first record;
     /// false (the default) writes v1 bytes.
-    /// v1.1 §5: starts a record with its class version and carry count
+    /// Carried records: starts a record with its class version and carry count
     /// (each needs its flag: `recordVersions`, `recordCarry`).
     public mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32, carry: UInt32) {
         _core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version, carry: carry)
     }
 
-    /// v1.1 §5: whether every record stores its carry count (header flag
+    /// Carried records: whether every record stores its carry count (header flag
     /// `ArchiveFormat.flagRecordCarry`). Set before the first record.
     public var recordCarry: Bool {
         get { _box.core.pointee.recordCarry }

@@ -23,7 +23,7 @@ struct RecordInfo {
     @usableFromInline var fieldsEnd: Int32
     /// v1.1: the record's class version (0 in archives without versions).
     @usableFromInline var version: UInt32 = 0
-    /// v1.1 §5: 0 live; 1 + saves left for a carried record.
+    /// Carried records: 0 live; 1 + saves left for a carried record.
     @usableFromInline var carry: UInt32 = 0
 }
 
@@ -93,7 +93,7 @@ struct Validator {
     var firstRecordAt = 0
     /// v1.1: records store their class version (header flag).
     var versioned = false
-    /// v1.1 §5: records store their carry count (header flag).
+    /// Carried records: records store their carry count (header flag).
     var carrying = false
 
     // Error context.

@@ -331,7 +331,7 @@ public func rst_restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CC
     CFace.restore_reason_name(r)
 }
 
-// MARK: v1.1 §7–8 (issue 11): skips, object arrays
+// MARK: skips, object arrays (docs/EVOLUTION.md)
 
 @c @implementation
 public func rst_last_restore_skips(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_skipped_record>?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
@@ -353,7 +353,7 @@ public func rst_decode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CC
     CFace.decode_object_array(c, key, index, out, count)
 }
 
-// MARK: v1.1 §4 (issue 11): class versions and migrations
+// MARK: class versions and migrations (docs/EVOLUTION.md)
 
 @c @implementation
 public func rst_set_class_version(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ version: UInt32) -> rst_status {
@@ -380,7 +380,7 @@ public func rst_coder_rename(_ c: OpaquePointer!, _ from_key: UnsafePointer<CCha
     CFace.coder_rename(c, from_key, to_key)
 }
 
-// MARK: v1.1 §9 (issue 11): restoration that finishes later
+// MARK: restoration that finishes later (docs/EVOLUTION.md)
 
 @c @implementation
 public func rst_extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {

@@ -130,8 +130,8 @@ extension CFace {
                                           autosaveDelayMs: v2.autosaveDelayMs, autosaveMaxDelayMs: v2.autosaveMaxDelayMs,
                                           generations: v2.generations)
         config.store = store
-        config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // v1.1 §6 (EvolutionABI.swift)
-        config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // v1.1 §5
+        config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // quarantine (EvolutionABI.swift)
+        config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // carried records
         switch optionsV3(o) {
         case .success(let v3):
             config.sizeBudget = v3.sizeBudget

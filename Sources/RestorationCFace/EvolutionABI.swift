@@ -5,11 +5,11 @@ import RestorationCore
 import Glibc
 #endif
 
-// ABI v1.1 §4–9 (issue 11): what each rst_* function of "Surviving change
+// docs/EVOLUTION.md: what each rst_* function of "Surviving change
 // and failure" does. Forwarded to by RestorationC's exports and the host
 // table (RestorationPlugins/HostTable.swift).
 
-// MARK: §7 every skip explained
+// MARK: every skip explained
 
 extension CFace {
     public static func skip_reason_name(_ r: rst_skip_reason) -> UnsafePointer<CChar>! {
@@ -64,7 +64,7 @@ extension CFace {
     }
 }
 
-// MARK: §8 arrays of object references
+// MARK: arrays of object references
 
 extension CFace {
     public static func encode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<OpaquePointer?>!, _ n: Int) -> rst_status {
@@ -109,7 +109,7 @@ extension CFace {
     }
 }
 
-// MARK: §4 class versions and migrations
+// MARK: class versions and migrations
 
 extension CFace {
     public static func set_class_version(_ e: OpaquePointer!, _ class_name: UnsafePointer<CChar>!, _ version: UInt32) -> rst_status {
@@ -164,20 +164,20 @@ extension CFace {
     }
 }
 
-// MARK: §5 carried records
+// MARK: carried records
 
-/// `rst_engine_options.carry_saves` (options version 2, issue 10's struct)
+/// `rst_engine_options.carry_saves` (options version 2)
 /// into the core's configuration: 0 none, UINT32_MAX always. To be called
 /// by `createEngine` once the options-v2 members are merged:
 /// `config.carrySaves = carrySaves(version: o.version, value: o.carry_saves)`
-/// (replacing issue 10's "carry_saves != 0 is RST_ERR_INVALID").
+/// (replacing the first 1.1 rule "carry_saves != 0 is RST_ERR_INVALID").
 func carrySaves(version: UInt32, value: UInt32) -> UInt32 {
     version >= 2 ? value : 0
 }
 
-// MARK: §6 per-object crash quarantine
+// MARK: per-object crash quarantine
 
-/// The engine flags of issue 11 (RST_ENGINE_NO_QUARANTINE, RST_ENGINE_QUARANTINE).
+/// The quarantine's engine flags (RST_ENGINE_NO_QUARANTINE, RST_ENGINE_QUARANTINE).
 let evolutionEngineFlags: UInt32 = UInt32(RST_ENGINE_NO_QUARANTINE) | UInt32(RST_ENGINE_QUARANTINE)
 
 /// Whether an engine created with these options quarantines: an options
@@ -189,7 +189,7 @@ func quarantineEnabled(version: UInt32, flags: UInt32) -> Bool {
     return version >= 2 || flags & UInt32(RST_ENGINE_QUARANTINE) != 0
 }
 
-// MARK: §9 restoration that finishes later
+// MARK: restoration that finishes later
 
 extension CFace {
     public static func extend_restoration(_ e: OpaquePointer!, _ deadline_ms: UInt32, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {

@@ -1,6 +1,6 @@
 import RestorationArchive
 
-// v1.1 §5: unclaimed records are carried, not lost.
+// Unclaimed records are carried, not lost (docs/EVOLUTION.md).
 //
 // With `Configuration.carrySaves = N > 0`, a record a restore skipped because
 // nothing could produce it (RST_SKIP_NO_FACTORY, RST_SKIP_PLUGIN_REJECTED:
@@ -14,7 +14,7 @@ import RestorationArchive
 // there. References from and to carried records are kept when both ends
 // are written (resolved by path at each save); others are left out. A
 // carried record claimed again at a later restore is restored normally.
-// Quarantined records (§6) are not carried.
+// Quarantined records are not carried.
 
 /// One carried record: its place in its subtree and its values (object
 /// references as paths, resolved at each save).

@@ -43,7 +43,7 @@ enum CrashGuard {
         var owner: Owner
         /// `identity(of:)` of the archive being restored.
         var archive: String
-        /// v1.1 §6 (version-2 markers, written by engines with quarantine):
+        /// Quarantine (version-2 markers, written by engines with quarantine):
         /// which restore of this archive it is (1; 2 when a quarantine was
         /// in effect: a death then sets the archive aside), and the record
         /// whose callback was running (nil: none, or a version-1 marker).
@@ -53,7 +53,7 @@ enum CrashGuard {
     }
 
     static let magic = "restoration-crash-marker 1"
-    /// v1.1 §6: version 2 adds `attempt=` and `record=` (10 characters,
+    /// Quarantine (docs/EVOLUTION.md): version 2 adds `attempt=` and `record=` (10 characters,
     /// rewritten in place through a shared mapping while the restore runs:
     /// ten '-' outside object callbacks, else the record index, 10 digits).
     static let magic2 = "restoration-crash-marker 2"

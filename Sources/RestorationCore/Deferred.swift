@@ -5,7 +5,7 @@ import Musl
 #endif
 import RestorationArchive
 
-// v1.1 §9: restoration that finishes later (UIKit's extendStateRestoration /
+// Restoration that finishes later (docs/EVOLUTION.md; (UIKit's extendStateRestoration /
 // completeStateRestoration). A decode or finished callback of the restore
 // in progress takes a token with a deadline; while a token is open,
 // did_finish_restoring waits and the crash-loop marker stays (naming the
@@ -101,7 +101,7 @@ extension Engine {
         lifecycle.setTokenDeadline(earliest)
     }
 
-    /// `rst_dispatch`'s part of §9: expires the tokens whose deadline passed
+    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose deadline passed
     /// (did_finish_restoring then runs on the dispatching thread).
     func expireDueTokens() {
         lock.withLock { checkDeadlines() }

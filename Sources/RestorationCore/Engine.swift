@@ -69,7 +69,7 @@ final class ClassFactory {
 public protocol ClassProvider: AnyObject {
     /// The factory for `className`, loading plugins on first need; nil when none provides it.
     func factory(forClass className: String) -> Factory?
-    /// v1.1 §7: why no plugin provides `className` when a plugin that
+    /// Skips (docs/EVOLUTION.md): why no plugin provides `className` when a plugin that
     /// declares it was rejected (a sentence), else nil.
     func rejection(forClass className: String) -> String?
     /// Plugins loaded and rejected so far.
@@ -155,7 +155,7 @@ final class RestoreRun {
     @exclusivity(unchecked)
     #endif
     var failed = Set<Int>()
-    /// v1.1 §7: why records were not produced (Skips.swift).
+    /// Skips (docs/EVOLUTION.md): why records were not produced (Skips.swift).
     var notes: [Int: SkipNote] = [:]
     /// The archive as read, before its sealed values were opened: carried
     /// records are kept from it, so they are written back still sealed.
@@ -235,7 +235,7 @@ public final class Engine {
         public var idiom: String
         /// false: restore neither checks nor writes the crash-loop marker.
         public var crashGuard: Bool
-        /// ABI v1.1 §1: debounce of the autosave (0: none), its ceiling
+        /// Options version 2 (docs/LIFECYCLE.md): debounce of the autosave (0: none), its ceiling
         /// (0: 10 × the delay), older good archives kept (0…16).
         public var autosaveDelayMs: UInt32
         public var autosaveMaxDelayMs: UInt32
@@ -253,11 +253,11 @@ public final class Engine {
             self.generations = generations
         }
 
-        // Issue 11 (set after init):
-        /// v1.1 §6: a death inside one object's callback quarantines that
+        // Surviving change, docs/EVOLUTION.md (set after init):
+        /// A death inside one object's callback quarantines that
         /// record instead of setting the archive aside (Quarantine.swift).
         public var quarantine: Bool = false
-        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
+        /// Saves that carry records nothing could produce (Carry.swift);
         /// 0: none, UInt32.max: always.
         public var carrySaves: UInt32 = 0
 
@@ -363,21 +363,21 @@ public final class Engine {
     @exclusivity(unchecked)
     #endif
     var lastReport: RestoreCounts?
-    /// v1.1 §7: the skipped records of the last restore (`lastRestoreSkips`).
+    /// Skips: the skipped records of the last restore (`lastRestoreSkips`).
     var lastSkips = SkipLedger.empty
-    /// v1.1 §4: class versions (Migrations.swift) and migration steps by class and from-version.
+    /// Class versions (Migrations.swift) and migration steps by class and from-version.
     var classVersions: [String: UInt32] = [:]
     var migrations: [String: [UInt32: Migration]] = [:]
-    /// v1.1 §6: names the running object callback's record in the marker.
+    /// Quarantine: names the running object callback's record in the marker.
     var markerWatch: MarkerWatch?
-    /// v1.1 §9 (Deferred.swift): every token (freed with the engine), how
+    /// Restoration that finishes later (Deferred.swift): every token (freed with the engine), how
     /// many are open, what waits for them, and the record whose decode or
     /// finished runs (-1: none).
     var tokens: [RestoreToken] = []
     var openTokens = 0
     var pending: PendingFinish?
     var restoringCallbackRecord = -1
-    /// v1.1 §5 (Carry.swift): the records carried, and whether a file save
+    /// Carried records (Carry.swift): the records carried, and whether a file save
     /// commits them only once the file is written.
     var carried: [CarriedSubtree] = []
     private var carryCommitAfterWrite = false
@@ -417,7 +417,7 @@ public final class Engine {
     /// one save, export or restore does with them (Sensitivity.swift).
     public let sensitivity = SensitivityRoom()
     private var lifecycleStorage: Lifecycle?
-    /// Dirty tracking, autosave, dispatch, signals (ABI v1.1 §2; Lifecycle.swift).
+    /// Dirty tracking, autosave, dispatch, signals (docs/LIFECYCLE.md; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
     /// The store and what the engine keeps about it (sessions, the last
     /// archive; Storage.swift); nil without a store or archive path.
@@ -766,7 +766,7 @@ public final class Engine {
     private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
-        if operation == nil { checkDeadlines() }   // v1.1 §9: before the save begins (did_finish_restoring may save)
+        if operation == nil { checkDeadlines() }   // deferred completion: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
         sensitivity.beginSave(mode)
@@ -870,10 +870,10 @@ public final class Engine {
         let coder = theCoder
         coder.writer = ArchiveWriter(estimatedObjects: order.count)
         sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
-        // v1.1 §4: records store their class version once any class has one.
+        // Class versions: records store their class version once any class has one.
         saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
         coder.writer.recordVersions = !classVersions.isEmpty
-        coder.writer.recordCarry = !carried.isEmpty   // v1.1 §5
+        coder.writer.recordCarry = !carried.isEmpty   // carried records
         defer { saveVersions = [] }
         coder.encodeFailure = nil
         coder.saveGeneration = gen
@@ -896,7 +896,7 @@ public final class Engine {
             }
         }
         if !carried.isEmpty {
-            // v1.1 §5: carried records follow the live ones.
+            // Carried records follow the live ones.
             do {
                 try appendCarried(&coder.writer) { path in
                     guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
@@ -1024,7 +1024,7 @@ public final class Engine {
             case .ignore(let warning): log(.warning, warning)
             case .unreadable(let failure): throw failure
             case .crashed(let marker) where configuration.quarantine && marker.record != nil && marker.attempt == 1:
-                // v1.1 §6: a death inside one object's callback quarantines that record.
+                // Quarantine: a death inside one object's callback quarantines that record.
                 let r = marker.record!
                 if r < reader.recordCount {
                     let recordPath = reader.path(ofRecord: r)
@@ -1118,7 +1118,7 @@ public final class Engine {
     /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
     /// and every object called by `ObjectNode.call`, whatever their kind.
     private func runRestore(_ reader: ArchiveReader, markerIn markerStore: ArchiveStore?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
-        // v1.1 §9: tokens of the previous restore end here, before this one begins.
+        // Deferred completion: tokens of the previous restore end here, before this one begins.
         if operation == nil {
             checkDeadlines()
             expireAllTokens("a new restore began before its extended restoration completed")
@@ -1131,7 +1131,7 @@ public final class Engine {
         // the restore: it runs without the crash-loop guard, with a warning.
         var guarded: CrashGuard.Token?
         if let markerStore {
-            // v1.1 §6: with quarantine, a version-2 marker names each object callback's record;
+            // Quarantine: with it, a version-2 marker names each object callback's record;
             // attempt 2 (a quarantine in effect) makes any death set the archive aside.
             let attempt: Int? = configuration.quarantine ? (quarantined == nil ? 1 : 2) : nil
             do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
@@ -1142,7 +1142,7 @@ public final class Engine {
         defer {
             markerWatch = nil
             if openTokens > 0 {
-                // v1.1 §9: the marker stays, naming the record that extended.
+                // Deferred completion: the marker stays, naming the record that extended.
                 pending = PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader)
                 renameWatch()
             } else if let guarded, let w = CrashGuard.end(guarded) {
@@ -1153,7 +1153,7 @@ public final class Engine {
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
-        // v1.1 §4: plugins load and migrations run after validation, before any factory.
+        // Migrations: plugins load and migrations run after validation, before any factory.
         let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
         let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
         defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
@@ -1177,7 +1177,7 @@ public final class Engine {
             lastSkips = SkipLedger(reader: migrated, entries: lastSkips.entries, trimmed: trimmed)
             lastReport?.skipped += UInt64(trimmed.count)
         }
-        collectCarried(run)   // v1.1 §5
+        collectCarried(run)   // carried records
         finish(run, order)
     }
 
@@ -1326,7 +1326,7 @@ public final class Engine {
             restoringCallbackRecord = -1
             watchLeave()
         }
-        // v1.1 §9: with tokens open, the last completion (or expiry) calls it.
+        // Deferred completion: with tokens open, the last completion (or expiry) calls it.
         if openTokens == 0 { didFinishRestoring?() }
     }
 

@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 
-/// When to save (ABI v1.1 §2): dirty tracking, the debounced autosave with
+/// When to save (docs/LIFECYCLE.md): dirty tracking, the debounced autosave with
 /// its ceiling and its retries, the pollable descriptor, the dispatch, the
 /// engine-owned thread and the signal saves. One per engine.
 ///
@@ -195,7 +195,7 @@ public final class Lifecycle: @unchecked Sendable {
         return min(autosave ?? tokenDeadlineMs, tokenDeadlineMs)
     }
 
-    /// The earliest deadline of an open extended restoration (ABI v1.1 §9),
+    /// The earliest deadline of an open extended restoration (docs/EVOLUTION.md),
     /// monotonic ms; -1: none. Kept by the engine (`updateTokenDeadline`), so
     /// the descriptor turns readable and `dispatch` expires the token on time.
     private var tokenDeadlineMs: Int64 = -1

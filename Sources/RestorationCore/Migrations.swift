@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 
-// v1.1 §4: class versions and migration chains.
+// Class versions and migration chains (docs/EVOLUTION.md).
 //
 // A class's version (default: none set) is stored in every record of that
 // class at save. At restore, after validation and before pass 1 (the
@@ -379,7 +379,7 @@ extension Engine {
         var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
         for r in 0..<n {
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
-            if r == quarantined { dead[r] = true; continue }   // §6: its note comes from the restore
+            if r == quarantined { dead[r] = true; continue }   // quarantined: its note comes from the restore
             guard let ci = reader.className(ofRecord: r) else { continue }
             let known = currentOf[ci]
             let currentVersion: UInt32?

@@ -1,6 +1,6 @@
 import RestorationArchive
 
-// v1.1 §8: arrays of object references (value tag 10). Each element follows
+// Arrays of object references (value tag 10; docs/EVOLUTION.md). Each element follows
 // the rules of a single reference; each is a dependency edge for the decode
 // order (the reader lists them with the record's references).
 

@@ -5,7 +5,7 @@ import Musl
 #endif
 import RestorationArchive
 
-// v1.1 §6: per-object crash quarantine.
+// Per-object crash quarantine (docs/EVOLUTION.md).
 //
 // An engine with quarantine (C: options version 2 without
 // RST_ENGINE_NO_QUARANTINE, or RST_ENGINE_QUARANTINE with version 1) writes a

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// Why a restore restores what it does (`rst_restore_reason`, ABI v1.1 §3).
+/// Why a restore restores what it does (`rst_restore_reason`, docs/LIFECYCLE.md).
 public enum RestoreReason: UInt32, Sendable, CustomStringConvertible {
     /// No archive: never saved, or discarded.
     case firstLaunch = 0

@@ -1,6 +1,6 @@
 import RestorationArchive
 
-// v1.1 §7: every skipped record of a restore, with its reason. The restore
+// Every skip explained (docs/EVOLUTION.md): every skipped record of a restore, with its reason. The restore
 // steps note why a record was not produced (`RestoreRun.note`); `explain`
 // turns the notes into the list `rst_last_restore_skips` returns, in archive
 // order, descendants included, one entry per record the report counts in
@@ -172,7 +172,7 @@ extension Engine {
         }
     }
 
-    /// v1.1 §7: every record the last restore skipped, in archive order,
+    /// Every record the last restore skipped, in archive order,
     /// descendants included; `count` equals `lastRestoreReport.skipped`.
     /// Empty before any restore reached pass 1.
     public var lastRestoreSkips: [SkippedRecord] {

@@ -63,7 +63,7 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.list_plugins = { CFace.list_plugins($0, $1, $2) }
     t.engine_options_init = { CFace.engine_options_init($0, $1) }
     t.coder_fail = { CFace.coder_fail($0, $1, $2) }
-    // Table version 2 (library 1.1): ABI v1.1 §2–3.
+    // Table version 2 (library 1.1): when to save, what happened last time (docs/LIFECYCLE.md).
     t.mark_dirty = { CFace.mark_dirty($0, $1) }
     t.is_dirty = { CFace.is_dirty($0) }
     t.flush = { CFace.flush($0) }
@@ -75,7 +75,7 @@ let restorationHostAPI: UnsafePointer<rst_host_api> = {
     t.last_restore_reason = { CFace.last_restore_reason($0) }
     t.restore_generation = { CFace.restore_generation($0, $1) }
     t.restore_reason_name = { CFace.restore_reason_name($0) }
-    // Table version 2 (library 1.1): ABI v1.1 §4–9.
+    // Table version 2 (library 1.1): surviving change (docs/EVOLUTION.md).
     t.last_restore_skips = { CFace.last_restore_skips($0, $1, $2) }
     t.skip_reason_name = { CFace.skip_reason_name($0) }
     t.encode_object_array = { CFace.encode_object_array($0, $1, $2, $3) }

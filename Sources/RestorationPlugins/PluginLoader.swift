@@ -189,7 +189,7 @@ public final class PluginLoader: ClassProvider {
         }
     }
 
-    /// v1.1 §7: why a plugin that declares `className` could not provide it
+    /// Skips (docs/EVOLUTION.md): why a plugin that declares `className` could not provide it
     /// (the plugin was rejected, or that class was), nil when none did.
     public func rejection(forClass className: String) -> String? {
         lock.withLock {

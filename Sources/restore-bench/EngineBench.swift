@@ -22,7 +22,7 @@
 //           tree); then rst_restore_from_buffer timed: validation,
 //           materialize (half found at their paths, half made by factories),
 //           the dependency-ordered decode through rst_decode_*, and finish.
-// migrate = the restore above with every record migrated (issue 11 §4): the
+// migrate = the restore above with every record migrated (docs/EVOLUTION.md): the
 //           archive is saved with no class version set (version 0), and the
 //           restoring engine sets every class to version 1 and registers a
 //           one-step migration from 0 for it that renames "number" to

@@ -332,7 +332,7 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
         }
     }
 
-    // The migration path (issue 11 §4): every record migrated, over the plain
+    // The migration path (docs/EVOLUTION.md): every record migrated, over the plain
     // restore of the same run, at 100,000 and at 10,000.
     for (size, label, suffix) in [(big, "100,000", ""), (ten, "10,000", "_10k")] {
         let name = "migration_restore_ratio" + suffix

@@ -99,7 +99,7 @@ if EngineBench.included {
         + "host class per class name (its factory allocates the host object and registers it) and the first ⌈N/2⌉ objects "
         + "in pre-order pre-registered (a pre-order prefix contains every member's parent), all untimed; timed: "
         + "rst_restore_from_buffer (validation, materialize, dependency-ordered decode, finished).")
-    notes.append("Engine, every record migrated (issue 11 §4): the same save (no class version set: every record at version 0); "
+    notes.append("Engine, every record migrated (docs/EVOLUTION.md): the same save (no class version set: every record at version 0); "
         + "the restore engine sets each class to version 1 and registers a one-step migration from 0 that renames \"number\" "
         + "to \"amount\" (rst_coder_rename), reads it and adds \"added\" = amount + 1 (rst_encode_int); the decode callbacks "
         + "read \"amount\" and \"added\". Set-up and timing as for the engine row, in the same round-robin; its restore "

@@ -1,7 +1,7 @@
 import ArgumentParser
 import RestorationCore
 
-// v1.1 §6 (issue 11): show and clear a per-object crash quarantine.
+// docs/EVOLUTION.md: show and clear a per-object crash quarantine.
 struct QuarantineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quarantine",

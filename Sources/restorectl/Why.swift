@@ -2,7 +2,7 @@ import ArgumentParser
 import RestorationArchive
 import RestorationCore
 
-// v1.1 §7 (issue 11): every skip explained, from the engine's own list
+// Every skip explained (docs/EVOLUTION.md), from the engine's own list
 // (Engine.lastRestoreSkips, the rst_last_restore_skips of the C ABI).
 
 extension HeadlessRestore {

@@ -1,9 +1,9 @@
-// ABI v1.1 §4–9 (issue 11) through real C programs (see CProgramSupport.swift).
+// docs/EVOLUTION.md through real C programs (see CProgramSupport.swift).
 import XCTest
 
 final class EvolutionCTests: XCTestCase {
-    /// §7 every skip explained (each reason a C host can cause, the count
-    /// equal to the report's, one rst_free) and §8 arrays of references
+    /// Every skip explained (each reason a C host can cause, the count
+    /// equal to the report's, one rst_free) and arrays of references
     /// (decode order with cycles, skipped elements as NULL, misuse).
     func testSkipsExplainedAndObjectArrays() throws {
         try runC("skips", [])
@@ -11,7 +11,7 @@ final class EvolutionCTests: XCTestCase {
 }
 
 final class EvolutionMigrationCTests: XCTestCase {
-    /// §4: a chain of three migrations over a nested record (rename, nested
+    /// Migrations: a chain of three migrations over a nested record (rename, nested
     /// edits, a new nested record, removal, replacement), seen by the factory
     /// and decode; the version stored at the next save; no migration for a
     /// current record; a missing step, a failing step, a too-new record, each
@@ -22,7 +22,7 @@ final class EvolutionMigrationCTests: XCTestCase {
 }
 
 final class EvolutionQuarantineCTests: XCTestCase {
-    /// §6: a child killed by SIGKILL inside one object's decode, then the
+    /// Quarantine: a child killed by SIGKILL inside one object's decode, then the
     /// partial restore (QUARANTINED, PARENT_SKIPPED, RST_OK, the archive in
     /// place); a second death, a death outside object callbacks and a 1.0
     /// engine set the archive aside; a save ends the quarantine.
@@ -33,7 +33,7 @@ final class EvolutionQuarantineCTests: XCTestCase {
 }
 
 final class EvolutionDeferredCTests: XCTestCase {
-    /// §9: a token completed from another thread (did_finish_restoring runs
+    /// Restoration that finishes later: a token completed from another thread (did_finish_restoring runs
     /// there), an expired token (RST_SKIP_EXPIRED, the report adjusted), the
     /// marker kept while a token is open, completing twice, misuse.
     func testRestorationThatFinishesLater() throws {

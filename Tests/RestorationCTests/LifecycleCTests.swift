@@ -1,4 +1,4 @@
-// ABI v1.1 §1–3 through real C programs (C/lifecycle.c, C/generations.c):
+// docs/LIFECYCLE.md through real C programs (C/lifecycle.c, C/generations.c):
 // options version 2, when to save, signal saves, restore reasons and
 // generations. Each program prints "<name>: ok N checks"; a failed check
 // prints file:line and the engine's last error.

@@ -1,4 +1,4 @@
-// Issue 14's defects that need processes of their own (C/reliability.c);
+// Reliability defects (docs/RELIABILITY.md) that need processes of their own (C/reliability.c);
 // the others are reproduced by injected faults in
 // Tests/RestorationCoreTests/FileStoreTests.swift and FaultInjectionTests.swift.
 import Foundation

@@ -1,4 +1,4 @@
-// One test per defect of issue 14 that an injected fault reproduces
+// One test per reliability defect (docs/RELIABILITY.md) that an injected fault reproduces
 // (the others are C programs: Tests/RestorationCTests/C/reliability.c).
 import XCTest
 import Foundation

@@ -7,7 +7,7 @@ import XCTest
 import Glibc
 #endif
 
-/// ABI v1.1 §4 and §7 from plugins (issue 11): a plugin that versions its
+/// Class versions and skips (docs/EVOLUTION.md) from plugins: a plugin that versions its
 /// class and registers migrations from `init`, through the appended host
 /// table members; a rejected plugin's class explained as PLUGIN_REJECTED.
 final class EvolutionPluginTests: XCTestCase {
@@ -129,7 +129,7 @@ final class EvolutionPluginTests: XCTestCase {
         XCTAssertEqual(out[1].reason, RST_SKIP_PARENT_SKIPPED.rawValue)
     }
 
-    /// §5 with a real plugin: uninstalled, its records are carried through
+    /// Carried records with a real plugin: uninstalled, its records are carried through
     /// the saves; reinstalled, they come back (and migrate).
     func testRecordsOfAnUninstalledPluginAreCarriedAndComeBack() throws {
         let tmp = TempDir()

@@ -1,5 +1,5 @@
 // The Swift API's autosave, dispatch, thread, events, and failures with
-// retry (ABI v1.1 §2) from Swift 5 mode code.
+// retry (docs/LIFECYCLE.md) from Swift 5 mode code.
 import Foundation
 import XCTest
 import Restoration

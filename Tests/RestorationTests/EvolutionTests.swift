@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Restoration
 
-/// ABI v1.1 §4–9 in the Swift API (issue 11).
+/// docs/EVOLUTION.md in the Swift API.
 final class EvolutionSkipsTests: XCTestCase {
     /// A `decodeRestorableState` that throws is reported as such: listed in
     /// the skips with `.decodeFailed` and the error's text, not counted as
@@ -303,7 +303,7 @@ final class EvolutionFrictionTests: XCTestCase {
 }
 
 final class EvolutionCarryTests: XCTestCase {
-    /// §5: records whose class is gone are carried through 3 saves (count
+    /// Carried records: records whose class is gone are carried through 3 saves (count
     /// kept across relaunches), with their descendants and references, and
     /// restored normally when the class returns.
     func testCarriedRecordsAcrossThreeSaves() throws {

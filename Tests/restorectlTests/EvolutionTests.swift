@@ -1,4 +1,4 @@
-// restorectl and ABI v1.1 (issue 11): object arrays (show, JSON edit, diff,
+// restorectl and surviving change (docs/EVOLUTION.md): object arrays (show, JSON edit, diff,
 // restore), class versions (inspect, JSON, diff), explained skips
 // (restore --explain, why).
 import Foundation

@@ -1,4 +1,4 @@
-/* The pollable half of ABI v1.1 §2: one epoll descriptor over a timerfd
+/* The pollable half of "When to save" (docs/LIFECYCLE.md): one epoll descriptor over a timerfd
  * (the next autosave, CLOCK_MONOTONIC) and an eventfd (signal saves), as
  * sd-event does. Readable exactly while the engine's dispatch has work:
  * the timer is re-armed (which clears its expirations) on every change of

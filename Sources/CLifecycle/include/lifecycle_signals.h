@@ -1,4 +1,4 @@
-/* The signal half of rst_save_on_signals (ABI v1.1 §2), in C because a
+/* The signal half of rst_save_on_signals (docs/LIFECYCLE.md), in C because a
  * signal handler must be async-signal-safe: it only stores to lock-free
  * atomics and write(2)s to eventfds. Everything here is hidden inside
  * librestoration (it exports rst_* only); the names start with rsig_.

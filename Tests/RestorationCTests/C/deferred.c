@@ -1,4 +1,4 @@
-/* deferred.c: ABI v1.1 §9, restoration that finishes later.
+/* deferred.c: restoration that finishes later.
  *
  *  - B's decode extends (no deadline), C's finished extends (50 ms);
  *    rst_restore returns, did_finish_restoring waits; another thread

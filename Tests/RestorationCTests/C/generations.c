@@ -1,4 +1,4 @@
-/* generations.c: ABI v1.1 §3 through the C ABI — restore reasons (first
+/* generations.c: what happened last time (docs/LIFECYCLE.md) through the C ABI — restore reasons (first
  * launch, relaunch, recover after kill -9, buffer, fallback), sessions,
  * generations (rotation, fallback with the invalid archive set aside,
  * rst_restore_generation, discard), and kill -9 at random points of

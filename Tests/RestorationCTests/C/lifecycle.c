@@ -1,4 +1,4 @@
-/* lifecycle.c: ABI v1.1 §1–2 through the C ABI — options version 2, dirty
+/* lifecycle.c: when to save (docs/LIFECYCLE.md) through the C ABI — options version 2, dirty
  * tracking, the debounced autosave and its ceiling, retries with backoff,
  * the pollable descriptor, rst_next_timeout_ms, the autosave thread, and
  * saves on SIGTERM (a forked child ends by SIGTERM with its new state
@@ -131,7 +131,7 @@ static int test_options(const char *dir) {
     init.generations = 16;
     CHECK_OK(rst_engine_create(&init, &e));
     rst_engine_destroy(e);
-    init.carry_saves = UINT32_MAX;            /* carry always (ABI v1.1 §5) */
+    init.carry_saves = UINT32_MAX;            /* carry always (docs/EVOLUTION.md) */
     CHECK_OK(rst_engine_create(&init, &e));
     rst_engine_destroy(e);
     init.carry_saves = 0;

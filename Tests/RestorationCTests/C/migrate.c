@@ -1,4 +1,4 @@
-/* migrate.c: ABI v1.1 §4, class versions and migration chains, through the C ABI.
+/* migrate.c: class versions and migration chains, through the C ABI.
  *
  * Saved at version 0 (no version set, as a 1.0 program would):
  *   D   class Doc   title="Report", size=7, old=true, layout={w=3,h=4,inner={z=1}}, peer -> E

@@ -1,4 +1,4 @@
-/* quarantine.c: ABI v1.1 §6, per-object crash quarantine, across processes.
+/* quarantine.c: per-object crash quarantine, across processes.
  *
  * Archive order:  0 A (Gen)   1 B (Bomb)   2 B/C (Gen)   3 D (Gen)
  *
@@ -268,7 +268,7 @@ int main(int argc, char **argv) {
         CHECK_EQ(count_entries(dir, "state.rst"), 0);
         rst_engine_destroy(e);
     }
-    /* 7. A death while a token (§9) is open quarantines the object that extended. */
+    /* 7. A death while a token (restoration that finishes later) is open quarantines the object that extended. */
     save(archive);
     die_in_child(archive, RST_ENGINE_QUARANTINE, "extend");
     m = marker_text(archive);

@@ -1,4 +1,4 @@
-/* reliability.c: defects of issue 14 that need a process of their own.
+/* reliability.c: reliability defects (docs/RELIABILITY.md) that need a process of their own.
  *
  *   reliability discard-race DIR   two processes save 150 times each while a
  *                                  third discards in a loop: every save succeeds

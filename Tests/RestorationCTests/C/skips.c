@@ -1,4 +1,4 @@
-/* skips.c: ABI v1.1 §7 (every skip explained) and §8 (arrays of object
+/* skips.c: every skip explained and arrays of object
  * references), through the C ABI.
  *
  * Archive order of the saved graph (buffer, no file):
