@@ -25,6 +25,11 @@
  *       the list: run it with a long NOTES_AUTOSAVE_MS and kill it.
  *   NOTES_REVERSE=1   the list model in reverse order (the selection and
  *       the top row must follow the item, not the index).
+ *   NOTES_LOOP=MS     after NOTES_SET's changes (or at once without it),
+ *       the text size scale moves one step every MS milliseconds, as a
+ *       user dragging it, until the process ends: the state keeps
+ *       changing and the autosave keeps saving (Tests/deathtest/run.sh
+ *       kills it at every point with `restorectl test`).
  *   NOTES_AUTOSAVE_MS=N  the autosave delay. */
 #define _GNU_SOURCE 1
 #include <gtk/gtk.h>
@@ -99,6 +104,19 @@ static gboolean wait_saved(gpointer user_data) {
 
 static gboolean apply_test_changes(gpointer user_data);
 
+/* NOTES_LOOP: one step of the text size scale (8, 9, … 32, 8, …). */
+static gboolean loop_step(gpointer user_data) {
+    app *a = user_data;
+    double v = gtk_range_get_value(a->size) + 1;
+    gtk_range_set_value(a->size, v > 32 ? 8 : v);
+    return G_SOURCE_CONTINUE;
+}
+
+static void start_loop(app *a) {
+    const char *ms = g_getenv("NOTES_LOOP");
+    if (ms && atoi(ms) > 0) g_timeout_add((guint)atoi(ms), loop_step, a);
+}
+
 /* First the window's size, then (once laid out at that size) the rest. */
 static gboolean resize_first(gpointer user_data) {
     app *a = user_data;
@@ -135,6 +153,7 @@ static gboolean apply_test_changes(gpointer user_data) {
         gtk_adjustment_set_value(adj, atoi(v) * gtk_adjustment_get_upper(adj) / ITEMS);
         g_free(v);
     }
+    start_loop(a);
     if (g_getenv("NOTES_READY_DIRTY")) {   /* ready while still dirty (not saved yet) */
         g_file_set_contents(g_getenv("NOTES_READY_DIRTY"), rst_is_dirty(a->engine) ? "dirty\n" : "clean\n", -1, NULL);
         if (g_getenv("NOTES_CLOSE")) gtk_window_close(a->window);   /* as the title bar's close button */
@@ -285,6 +304,7 @@ static void activate(GtkApplication *gapp, gpointer user_data) {
 
     gtk_window_present(a->window);
     if (g_getenv("NOTES_SET")) g_timeout_add(300, resize_first, a);
+    else start_loop(a);
     if (g_getenv("NOTES_DUMP")) g_timeout_add(300, dump_state, a);
 }
 

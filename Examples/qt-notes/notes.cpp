@@ -25,7 +25,12 @@
  *   NOTES_REVERSE=1   the notes in reverse order (the selection and the top
  *       row must follow the note, not the row number).
  *   NOTES_AUTOSAVE_MS=N  the autosave delay (long: only a signal save or
- *       the save when the window closes can write the changes). */
+ *       the save when the window closes can write the changes).
+ *   NOTES_LOOP=MS     after NOTES_SET's changes (or at once without it),
+ *       the theme combo box moves to the next entry every MS milliseconds,
+ *       as a user picking one, until the process ends: the state keeps
+ *       changing and the autosave keeps saving (Tests/deathtest/run.sh
+ *       kills it at every point with `restorectl test`). */
 #include <restoration-qt.h>
 
 #include <QApplication>
@@ -187,6 +192,17 @@ static void type(QWidget *w, const QString &text) {
     }
 }
 
+/* NOTES_LOOP: the next theme every MS milliseconds, for good. */
+static void startLoop(const Notes &n) {
+    const int ms = qEnvironmentVariableIntValue("NOTES_LOOP");
+    if (ms <= 0) return;
+    auto *loop = new QTimer(n.window);
+    QObject::connect(loop, &QTimer::timeout, n.window, [n] {
+        n.theme->setCurrentIndex((n.theme->currentIndex() + 1) % n.theme->count());
+    });
+    loop->start(ms);
+}
+
 static void applyTestChanges(const Notes &n, rst_engine *engine) {
     const QString spec = qEnvironmentVariable("NOTES_SET");
     QString v;
@@ -216,6 +232,7 @@ static void applyTestChanges(const Notes &n, rst_engine *engine) {
     if (!(v = hookValue(spec, "theme")).isEmpty()) n.theme->setCurrentIndex(n.theme->findText(v));
     if (!(v = hookValue(spec, "password")).isEmpty()) type(n.password, v);
     if (!(v = hookValue(spec, "width")).isEmpty()) n.window->resize(v.toInt(), hookValue(spec, "height").toInt());
+    startLoop(n);
 
     if (qEnvironmentVariableIsSet("NOTES_READY_DIRTY")) {
         writeFile(qEnvironmentVariable("NOTES_READY_DIRTY"), rst_is_dirty(engine) ? "dirty\n" : "clean\n");
@@ -289,6 +306,7 @@ int main(int argc, char **argv) {
                                        : "First launch");
     n.window->show();
     if (qEnvironmentVariableIsSet("NOTES_SET")) QTimer::singleShot(300, n.window, [n, engine] { applyTestChanges(n, engine); });
+    else QTimer::singleShot(300, n.window, [n] { startLoop(n); });
     if (qEnvironmentVariableIsSet("NOTES_DUMP")) QTimer::singleShot(800, n.window, [n, engine] { dumpWhenLaidOut(n, engine); });
     int status = app.exec();
     RestorationQt::finish(engine);                      // after the loop: save if needed, destroy

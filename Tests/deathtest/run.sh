@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Process-death testing of this project's programs with `restorectl test`
 # (docs/TESTING.md): Examples/countries-c and Examples/countries-swift (their
-# demo-loop mode) and Examples/gtk-notes under Xvfb pass every kill point
-# and the round trip; the negative controls of Tests/deathtest/broken.c fail
-# as they should, naming the key or the record.
+# demo-loop mode), and Examples/gtk-notes and Examples/qt-notes under Xvfb
+# (NOTES_SET, NOTES_LOOP) pass every kill point and the round trip; the
+# negative controls of Tests/deathtest/broken.c and broken-gtk.c fail as they
+# should, naming the key or the record.
 #   Tests/deathtest/run.sh [SUMMARY_FILE]
-# Needs cc, and for gtk-notes libgtk-4-dev and Xvfb (`make deps-gtk`);
-# DEATHTEST_NO_GTK=1 leaves gtk-notes out.
+# Needs cc; for gtk-notes libgtk-4-dev and Xvfb (`make deps-gtk`), for
+# qt-notes g++ and qt6-base-dev (`make deps-qt`). DEATHTEST_NO_GTK=1 leaves
+# gtk-notes and broken-gtk out, DEATHTEST_NO_QT=1 qt-notes.
 set -u
 cd "$(dirname "$0")/../.."
 SUMMARY=${1:-/dev/null}
@@ -54,27 +56,66 @@ run countries-c --roundtrip --timeout 20 -- "$WORK/countries" "$S" demo-loop; al
 S=$(state countries-swift plugins)
 run countries-swift --roundtrip --timeout 20 -- "$BIN/countries-swift" "$S" demo-loop; all_pass countries-swift
 
-if [ -n "${DEATHTEST_NO_GTK:-}" ]; then
-  echo "deathtest: gtk-notes left out (DEATHTEST_NO_GTK)"
-elif ! pkg-config --exists gtk4 || ! command -v Xvfb >/dev/null; then
-  bad "gtk-notes: needs libgtk-4-dev and Xvfb (make deps-gtk), or DEATHTEST_NO_GTK=1"
-elif ! cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/gtk-notes/notes.c $(pkg-config --cflags --libs gtk4) \
-        -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -o "$WORK/notes"; then
-  bad "compile Examples/gtk-notes"
-else
+# The toolkit examples under Xvfb (one X server for both). NOTES_SET: each
+# launch changes the state as a user would (the list scrolled far down, a
+# row selected, text typed); NOTES_LOOP: then a control moves every 200 ms,
+# so the autosave keeps saving until restorectl kills it.
+xvfb() {   # starts Xvfb once; sets DISPLAY
+  [ -n "${XPID:-}" ] && return 0
   exec 9<> "$WORK/display"
   Xvfb -displayfd 9 -screen 0 1024x768x24 -nolisten tcp > "$WORK/xvfb.log" 2>&1 &
   XPID=$!
   for _ in $(seq 1 100); do [ -s "$WORK/display" ] && break; sleep 0.1; done
-  if [ ! -s "$WORK/display" ]; then bad "Xvfb did not start: $(cat "$WORK/xvfb.log")"
-  else
-    S=$(state gtk-notes)
-    # NOTES_SET: each run changes the state as a user would, so it autosaves.
-    DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')" GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none \
-    NOTES_SET="page=details;entry=Grüße aus Xvfb;select=Item 042;scroll=600;width=700;height=520" \
-      run gtk-notes --roundtrip --timeout 30 -- "$WORK/notes" "$S"
-    all_pass gtk-notes
-  fi
+  [ -s "$WORK/display" ] || { bad "Xvfb did not start: $(cat "$WORK/xvfb.log")"; return 1; }
+  export DISPLAY=":$(head -1 "$WORK/display" | tr -d '[:space:]')" NO_AT_BRIDGE=1 XDG_RUNTIME_DIR="$WORK/runtime"
+  mkdir -m 700 -p "$XDG_RUNTIME_DIR"
+}
+
+GTK=
+if [ -n "${DEATHTEST_NO_GTK:-}" ]; then
+  echo "deathtest: gtk-notes left out (DEATHTEST_NO_GTK)"
+elif ! pkg-config --exists gtk4 || ! command -v Xvfb >/dev/null; then
+  bad "gtk-notes: needs libgtk-4-dev and Xvfb (make deps-gtk), or DEATHTEST_NO_GTK=1"
+elif ! make --no-print-directory gtk > "$WORK/make-gtk.log" 2>&1; then
+  bad "make gtk (librestoration-gtk): $(tail -30 "$WORK/make-gtk.log")"
+elif ! cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk Examples/gtk-notes/notes.c $(pkg-config --cflags --libs gtk4) \
+        -L"$PWD/.build/gtk" -lrestoration-gtk -L"$BIN" -lrestoration -Wl,-rpath,"$PWD/.build/gtk" -Wl,-rpath,"$BIN" -o "$WORK/notes"; then
+  bad "compile Examples/gtk-notes"
+elif ! cc -std=c11 -Wall -Wextra -Werror -IInclude Tests/deathtest/broken-gtk.c $(pkg-config --cflags --libs gtk4) \
+        -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -o "$WORK/broken-gtk"; then
+  bad "compile Tests/deathtest/broken-gtk.c"
+elif xvfb; then
+  GTK=1
+  # The list shown (its offset applied after the first layout), then on a
+  # hidden page (its offset pending in every save).
+  for page in list details; do
+    S=$(state gtk-notes-$page)
+    GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none NOTES_LOOP=200 \
+    NOTES_SET="page=$page;entry=Grüße aus Xvfb;note=Buy milk;select=Item 120;top=110;divider=300;width=700;height=520;wrap=1" \
+      run gtk-notes-$page --roundtrip --timeout 30 -- "$WORK/notes" "$S"
+    all_pass gtk-notes-$page
+  done
+fi
+
+if [ -n "${DEATHTEST_NO_QT:-}" ]; then
+  echo "deathtest: qt-notes left out (DEATHTEST_NO_QT)"
+elif ! pkg-config --exists Qt6Widgets || ! command -v Xvfb >/dev/null; then
+  bad "qt-notes: needs qt6-base-dev and Xvfb (make deps-qt), or DEATHTEST_NO_QT=1"
+elif ! make --no-print-directory qt QT_RST_LIB="$BIN" QT_OUT="$WORK/qt" > "$WORK/make-qt.log" 2>&1; then
+  bad "make qt (librestoration-qt): $(tail -30 "$WORK/make-qt.log")"
+elif ! g++ -std=c++17 -fPIC -Wall -Wextra -Werror -IInclude -IToolkits/qt $(pkg-config --cflags Qt6Widgets) \
+        Examples/qt-notes/notes.cpp -o "$WORK/qt-notes" -L"$WORK/qt" -lrestoration-qt -L"$BIN" -lrestoration \
+        $(pkg-config --libs Qt6Widgets) -Wl,-rpath,"$WORK/qt" -Wl,-rpath,"$BIN"; then
+  bad "compile Examples/qt-notes"
+elif xvfb; then
+  # The list shown, then on a hidden tab.
+  for tab in split settings; do
+    S=$(state qt-notes-$tab)
+    QT_QPA_PLATFORM=xcb NOTES_LOOP=200 \
+    NOTES_SET="search=milk;select=Note 120;scroll=1500;split=60;editor=Buy milk;tab=$tab;wrap=0;width=700;height=520" \
+      run qt-notes-$tab --roundtrip --timeout 30 -- "$WORK/qt-notes" "$S"
+    all_pass qt-notes-$tab
+  done
 fi
 
 # 2. Negative controls.
@@ -96,6 +137,19 @@ expect_line exit 0 '"reason_code": "not_reached_exited"'
 if ! command -v python3 >/dev/null; then echo "deathtest: --json not parsed (no python3)"
 elif python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is True and d["not_reached"] == 1 and d["points"][0]["verdict"] == "NOT REACHED"' "$WORK/exit.out" 2>/dev/null; then
   ok "exit: --json parses"; else bad "exit: --json"; show exit; fi
+# The GTK negative control (Tests/deathtest/broken-gtk.c): the same window
+# passes when its scroll offset waits for the first layout, and fails the
+# round trip, naming the key, when it is applied before (clamped to 0).
+if [ -n "$GTK" ]; then
+  S=$(state gtk-good)
+  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-good --roundtrip --timeout 30 -- "$WORK/broken-gtk" "$S" good
+  all_pass broken-gtk-good
+  S=$(state gtk-early)
+  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-early --roundtrip --points save-replaced --timeout 30 -- "$WORK/broken-gtk" "$S" early
+  expect_line broken-gtk-early 1 'list v: saved double = '
+  grep -qE "^  list v: saved double = [1-9][0-9.]*, restored then saved double = 0(\.0)?$" "$WORK/broken-gtk-early.out" \
+    && ok "broken-gtk-early: the offset saved, 0 after the restore" || { bad "broken-gtk-early: the difference line"; show broken-gtk-early; }
+fi
 run usage --points nowhere -- "$WORK/broken" "$WORK" good
 [ $rc -eq 2 ] && grep -q "'nowhere' is not a kill point" "$WORK/usage.err" && ok "usage: an unknown point is exit 2" || { bad "usage (exit $rc)"; show usage; }
 finish

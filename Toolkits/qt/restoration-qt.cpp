@@ -72,6 +72,11 @@ struct Node {
     bool hasTop = false;
     QString top;
     QByteArray lastGeometry;            // windows: what was last saved or restored
+    // A window's geometry restored before it was shown: QWidget::saveGeometry()
+    // of a hidden window does not give back what restoreGeometry() took (no
+    // frame yet), so until it is shown a save writes the restored bytes.
+    bool geometryPending = false;
+    QByteArray restoredGeometry;
     // Without a widget (destroyed after its window closed, or not created
     // yet): the values its record keeps.
     Values frozen;
@@ -273,7 +278,10 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
             }
             QPointer<QWidget> p(w);
             QTimer::singleShot(0, this, [this, p] {
-                if (Node *m = p ? state->nodes.value(p) : nullptr) m->lastGeometry = p->saveGeometry();
+                if (Node *m = p ? state->nodes.value(p) : nullptr) {
+                    m->lastGeometry = p->saveGeometry();
+                    m->geometryPending = false;
+                }
             });
         }
         if (n->scrollPending) settleScroll(state, w);
@@ -342,7 +350,7 @@ Values capture(Node *n) {
     auto putInt = [&put](const char *key, qlonglong v) { put(key, QVariant(v)); };
     if (w->isWindow()) {
         n->lastGeometry = w->saveGeometry();
-        put("geometry", n->lastGeometry);
+        put("geometry", n->geometryPending ? n->restoredGeometry : n->lastGeometry);
         if (auto *mw = qobject_cast<QMainWindow *>(w)) put("state", mw->saveState());
     }
     QWidget *page = nullptr;
@@ -538,6 +546,8 @@ void applyValues(Node *n, const Values &vals) {
     if (w->isWindow() && getBytes(vals, "geometry", &b)) {
         w->restoreGeometry(b);
         n->lastGeometry = w->saveGeometry();
+        n->geometryPending = !w->isVisible();
+        n->restoredGeometry = b;
     }
     if (auto *mw = qobject_cast<QMainWindow *>(w)) {
         if (getBytes(vals, "state", &b)) mw->restoreState(b);
