@@ -173,10 +173,11 @@ test-asan: deps
 test-gtk: deps-gtk
 	Tests/gtk/run.sh $(TEST_SUMMARY)
 
-# restorectl test on the examples (every kill point, the round trip; gtk-notes
-# under Xvfb) and the negative controls of Tests/deathtest/broken.c.
+# restorectl test on the examples (every kill point, the round trip;
+# gtk-notes and qt-notes under Xvfb) and the negative controls of
+# Tests/deathtest/broken.c and broken-gtk.c.
 .PHONY: test-death
-test-death: deps-gtk
+test-death: deps-gtk deps-qt
 	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with

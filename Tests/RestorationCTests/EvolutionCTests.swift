@@ -41,3 +41,13 @@ final class EvolutionDeferredCTests: XCTestCase {
         try runC("deferred", [dir.path])
     }
 }
+
+final class EvolutionCarryCTests: XCTestCase {
+    /// Carried records judged record by record: a live object that now holds a
+    /// carried record's path replaces that record alone; the carried
+    /// descendants are written under the live object; paths held by live
+    /// objects are written once.
+    func testCarriedRecordsAreJudgedRecordByRecord() throws {
+        try runC("carry", [])
+    }
+}
