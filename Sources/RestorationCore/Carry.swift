@@ -52,9 +52,26 @@ final class CarriedSubtree {
     }
 }
 
-extension Engine {
+/// The records carried through saves: collected after a restore, appended
+/// by each save after the live records, counted down when a save succeeds.
+/// Owned by its engine; every method runs under the engine's lock.
+final class Carry {
+    private unowned let engine: Engine
+    /// The subtrees carried now.
+    private(set) var carried: [CarriedSubtree] = []
+    /// A file save counts the carried records down only once the file is
+    /// written (not when its bytes are made).
+    var commitAfterWrite = false
+
+    init(engine: Engine) { self.engine = engine }
+
+    var isEmpty: Bool { carried.isEmpty }
+    private var configuration: Engine.Configuration { engine.configuration }
+    private var sensitivity: SensitivityRoom { engine.sensitivity }
+    private func log(_ level: LogLevel, _ message: @autoclosure () -> String) { engine.log(level, message()) }
+
     /// After a restore: the subtrees to carry (replacing the previous list).
-    func collectCarried(_ run: RestoreRun) {
+    func collect(_ run: RestoreRun) {
         carried = []
         guard configuration.carrySaves > 0 else { return }
         let reader = run.sealedSource ?? run.reader   // sealed values are carried still sealed
@@ -110,6 +127,9 @@ extension Engine {
         }
         log(.info, "carrying \(roots.count) record\(roots.count == 1 ? "" : "s") nothing could produce (with their descendants) through the next saves")
     }
+}
+
+extension Engine {
 
     static func collectReferences(_ entries: [ArchiveEntry], _ body: (Int) -> Void) {
         for e in entries {
@@ -122,9 +142,12 @@ extension Engine {
         }
     }
 
+}
+
+extension Carry {
     /// During a save, after the live records: appends the carried subtrees
     /// that may be written now. `pathIndex` finds a live record's index.
-    func appendCarried(_ w: inout ArchiveWriter, saveIndexOf: (String) -> Int?) throws(WriteFailure) {
+    func append(_ w: inout ArchiveWriter, saveIndexOf: (String) -> Int?) throws(WriteFailure) {
         guard !carried.isEmpty else { return }
         // Which subtrees are written, and where each record goes.
         var newIndex: [String: Int] = [:]
@@ -170,6 +193,9 @@ extension Engine {
         }
     }
 
+}
+
+extension Engine {
     /// Writes values, mapping each reference's source record to its index
     /// in this archive (nil: its target is not written; the reference is left out).
     static func write(_ entries: [ArchiveEntry], _ w: inout ArchiveWriter, _ map: (Int) -> Int?) throws(WriteFailure) {
@@ -229,8 +255,11 @@ extension Engine {
         }
     }
 
+}
+
+extension Carry {
     /// A save succeeded: the subtrees it wrote count one save down.
-    func commitCarried() {
+    func commit() {
         guard !carried.isEmpty else { return }
         for s in carried where s.writtenInSave {
             s.writtenInSave = false
@@ -240,13 +269,15 @@ extension Engine {
     }
 
     /// A save wrote nothing (unchanged state): no carried record was written.
-    func uncommitCarried() {
+    func uncommit() {
         for s in carried { s.writtenInSave = false }
     }
+}
 
+extension Engine {
     /// The paths of the records this engine carries, with their saves left
     /// (tools and tests).
     public var carriedRecords: [(path: String, savesLeft: UInt32)] {
-        lock.withLock { carried.flatMap { s in s.paths.map { ($0, s.savesLeft) } } }
+        lock.withLock { carry.carried.flatMap { s in s.paths.map { ($0, s.savesLeft) } } }
     }
 }

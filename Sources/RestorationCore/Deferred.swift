@@ -60,17 +60,7 @@ extension Engine {
     /// or the engine's destroy).
     /// - Throws: `.state` anywhere else.
     public func extendRestoration(deadlineMs: UInt32) throws(RestorationFailure) -> RestoreToken {
-        try lock.withLock { () throws(RestorationFailure) -> RestoreToken in
-            guard restoringCallbackRecord >= 0 else {
-                throw RestorationFailure(.state, "rst_extend_restoration is called from a decode or finished callback of the restore in progress")
-            }
-            let t = RestoreToken(record: restoringCallbackRecord,
-                                 deadlineMs: deadlineMs == 0 ? nil : Engine.monotonicMs() + Int64(deadlineMs))
-            tokens.append(t)
-            openTokens += 1
-            updateTokenDeadline()
-            return t
-        }
+        try lock.withLock { () throws(RestorationFailure) -> RestoreToken in try deferred.extend(deadlineMs: deadlineMs) }
     }
 
     /// Completes a token; the last open one runs did_finish_restoring here.
@@ -79,6 +69,51 @@ extension Engine {
     public func completeRestoration(handle: UnsafeRawPointer) throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
+        try deferred.complete(handle: handle)
+    }
+
+    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose
+    /// deadline passed (did_finish_restoring then runs on the dispatching thread).
+    func expireDueTokens() {
+        lock.withLock { deferred.checkDeadlines() }
+    }
+}
+
+/// The tokens of extended restorations: every token (freed with the
+/// engine), how many are open, what waits for them (`PendingFinish`) and
+/// the record whose decode or finished callback runs. Owned by its engine;
+/// every method runs under the engine's lock.
+final class Deferred {
+    private unowned let engine: Engine
+    private var tokens: [RestoreToken] = []
+    private var openTokens = 0
+    private var pending: PendingFinish?
+    /// The record whose decode or finished callback runs (-1: none); set by
+    /// the engine around those callbacks.
+    var callbackRecord = -1
+
+    init(engine: Engine) { self.engine = engine }
+
+    /// Whether a token is open (did_finish_restoring and the marker's end wait).
+    var isOpen: Bool { openTokens > 0 }
+
+    private func log(_ level: LogLevel, _ message: @autoclosure () -> String) { engine.log(level, message()) }
+
+    /// A token for the record whose callback runs.
+    func extend(deadlineMs: UInt32) throws(RestorationFailure) -> RestoreToken {
+            guard callbackRecord >= 0 else {
+                throw RestorationFailure(.state, "rst_extend_restoration is called from a decode or finished callback of the restore in progress")
+            }
+            let t = RestoreToken(record: callbackRecord,
+                                 deadlineMs: deadlineMs == 0 ? nil : Engine.monotonicMs() + Int64(deadlineMs))
+            tokens.append(t)
+            openTokens += 1
+            updateTokenDeadline()
+            return t
+    }
+
+    /// Completes the token at `handle`; the last open one runs did_finish_restoring.
+    func complete(handle: UnsafeRawPointer) throws(RestorationFailure) {
         checkDeadlines()
         guard let t = tokens.first(where: { UnsafeRawPointer($0.handle) == handle }) else {
             throw RestorationFailure(.invalid, "rst_complete_restoration: the token is not one of this engine's")
@@ -94,17 +129,18 @@ extension Engine {
         updateTokenDeadline()
     }
 
-    /// Tells the lifecycle the earliest deadline of the open tokens, so the
-    /// dispatcher wakes for it.
-    func updateTokenDeadline() {
-        let earliest = tokens.lazy.filter { $0.state == .open }.compactMap(\.deadlineMs).min()
-        lifecycle.setTokenDeadline(earliest)
+    /// The restore ended with tokens open: what waits for them (the marker
+    /// stays, naming the record of the oldest open token).
+    func park(_ finish: PendingFinish) {
+        pending = finish
+        renameWatch()
     }
 
-    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose deadline passed
-    /// (did_finish_restoring then runs on the dispatching thread).
-    func expireDueTokens() {
-        lock.withLock { checkDeadlines() }
+    /// Tells the lifecycle the earliest deadline of the open tokens, so the
+    /// dispatcher wakes for it.
+    private func updateTokenDeadline() {
+        let earliest = tokens.lazy.filter { $0.state == .open }.compactMap(\.deadlineMs).min()
+        engine.lifecycle.setTokenDeadline(earliest)
     }
 
     /// Expires every open token whose deadline passed. Called at the engine's
@@ -127,7 +163,7 @@ extension Engine {
 
     /// Expires every open token (a new restore; the engine's destroy, which
     /// does not call did_finish_restoring).
-    func expireAllTokens(_ why: String, callDidFinish: Bool = true) {
+    func expireAll(_ why: String, callDidFinish: Bool = true) {
         guard openTokens > 0 else { return }
         for t in tokens where t.state == .open { expire(t, why) }
         finishDeferred(callDidFinish: callDidFinish)
@@ -139,16 +175,11 @@ extension Engine {
         openTokens -= 1
         let path = pending?.reader.path(ofRecord: t.record) ?? "record \(t.record)"
         log(.warning, "record \(t.record) ('\(path)'): \(why); it keeps what it decoded and counts as skipped (RST_SKIP_EXPIRED)")
-        lastSkips = lastSkips.adding(record: t.record, reason: .expired, detail: why + "; the object keeps what it decoded", reader: pending?.reader)
-        if var r = lastReport {
-            if r.restored > 0 { r.restored -= 1 }
-            r.skipped += 1
-            lastReport = r
-        }
+        engine.outcomes.unrestore(record: t.record, reason: .expired, detail: why + "; the object keeps what it decoded", reader: pending?.reader)
     }
 
     /// The marker names the record of the oldest open token.
-    func renameWatch() {
+    private func renameWatch() {
         if let t = tokens.first(where: { $0.state == .open }) { pending?.watch?.enter(t.record) }
     }
 
@@ -157,10 +188,10 @@ extension Engine {
         guard let p = pending else { return }
         pending = nil
         p.watch?.leave()
-        if callDidFinish { didFinishRestoring?() }
+        if callDidFinish { engine.didFinishRestoring?() }
         p.watch?.unmap()
         if let g = p.guardToken, let w = CrashGuard.end(g) { log(.warning, w) }
-        if callDidFinish { TestExits.deferredRestoreFinished(self) }
+        if callDidFinish { TestExits.deferredRestoreFinished(engine) }
     }
 }
 

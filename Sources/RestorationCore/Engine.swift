@@ -359,28 +359,14 @@ public final class Engine {
         classIDs[key] = id
         return id
     }
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var lastReport: RestoreCounts?
-    /// Skips: the skipped records of the last restore (`lastRestoreSkips`).
-    var lastSkips = SkipLedger.empty
+    /// The reason, generation, counts and skips of the restore in progress
+    /// or last done (RestoreOutcomes.swift).
+    let outcomes = RestoreOutcomes()
     /// Class versions (Migrations.swift) and migration steps by class and from-version.
     var classVersions: [String: UInt32] = [:]
     var migrations: [String: [UInt32: Migration]] = [:]
     /// Quarantine: names the running object callback's record in the marker.
     var markerWatch: MarkerWatch?
-    /// Restoration that finishes later (Deferred.swift): every token (freed with the engine), how
-    /// many are open, what waits for them, and the record whose decode or
-    /// finished runs (-1: none).
-    var tokens: [RestoreToken] = []
-    var openTokens = 0
-    var pending: PendingFinish?
-    var restoringCallbackRecord = -1
-    /// Carried records (Carry.swift): the records carried, and whether a file save
-    /// commits them only once the file is written.
-    var carried: [CarriedSubtree] = []
-    private var carryCommitAfterWrite = false
     /// Per class number, during a save that stores versions.
     private var saveVersions: [UInt32] = []
     /// Size budgets (Budget.swift): the measurement of the last save. Under `lock`.
@@ -410,6 +396,8 @@ public final class Engine {
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
+        rooms = Rooms(crashPolicy: CrashPolicy(engine: self, guarded: configuration.crashGuard, quarantine: configuration.quarantine),
+                      deferred: Deferred(engine: self), carry: Carry(engine: self))
         KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
@@ -425,8 +413,8 @@ public final class Engine {
     /// Whether the engine has a store (an archive path or a host's store).
     public var hasStore: Bool { storage != nil }
     /// The reason and generation of the restore in progress or last done.
-    public internal(set) var restoreReason: RestoreReason = .firstLaunch
-    public internal(set) var restoreGeneration: UInt32 = 0
+    public var restoreReason: RestoreReason { outcomes.reason }
+    public var restoreGeneration: UInt32 { outcomes.generation }
 
     // `let` would need self during init; these hold the real instances.
     #if UNCHECKED_EXCLUSIVITY
@@ -438,6 +426,23 @@ public final class Engine {
     #endif
     private var coderStorage: Coder?
     @inline(__always) var root: ObjectNode { sentinelStorage.unsafelyUnwrapped }
+
+    /// The engine's v1.1 rooms, each with its state and a narrow interface
+    /// back to the engine: the crash-loop guard and quarantine
+    /// (CrashPolicy.swift), extended restorations (Deferred.swift) and the
+    /// records carried through saves (Carry.swift).
+    struct Rooms {
+        let crashPolicy: CrashPolicy
+        let deferred: Deferred
+        let carry: Carry
+    }
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var rooms: Rooms?
+    @inline(__always) var crashPolicy: CrashPolicy { rooms.unsafelyUnwrapped.crashPolicy }
+    @inline(__always) var deferred: Deferred { rooms.unsafelyUnwrapped.deferred }
+    @inline(__always) var carry: Carry { rooms.unsafelyUnwrapped.carry }
     @inline(__always) var theCoder: Coder { coderStorage.unsafelyUnwrapped }
 
     /// The opaque handle C sees (`rst_engine *`).
@@ -766,7 +771,7 @@ public final class Engine {
     private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
-        if operation == nil { checkDeadlines() }   // deferred completion: before the save begins (did_finish_restoring may save)
+        if operation == nil { deferred.checkDeadlines() }   // deferred completion: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
         sensitivity.beginSave(mode)
@@ -826,7 +831,7 @@ public final class Engine {
             log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
         }
         budget.keep(coder.writer, total: total, trimmedFrom: trimmedFrom)
-        if !carryCommitAfterWrite { commitCarried() }
+        if !carry.commitAfterWrite { carry.commit() }
         return result
     }
 
@@ -873,7 +878,7 @@ public final class Engine {
         // Class versions: records store their class version once any class has one.
         saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
         coder.writer.recordVersions = !classVersions.isEmpty
-        coder.writer.recordCarry = !carried.isEmpty   // carried records
+        coder.writer.recordCarry = !carry.isEmpty   // carried records
         defer { saveVersions = [] }
         coder.encodeFailure = nil
         coder.saveGeneration = gen
@@ -895,10 +900,10 @@ public final class Engine {
                 if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
             }
         }
-        if !carried.isEmpty {
+        if !carry.isEmpty {
             // Carried records follow the live ones.
             do {
-                try appendCarried(&coder.writer) { path in
+                try carry.append(&coder.writer) { path in
                     guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
                     return n.saveIndex
                 }
@@ -975,10 +980,10 @@ public final class Engine {
         }
         KillPoints.reach(.saveBegin)
         let token = lifecycle.saveBegan()
-        carryCommitAfterWrite = true
+        carry.commitAfterWrite = true
         let bytes: [UInt8]
         do {
-            defer { carryCommitAfterWrite = false }
+            defer { carry.commitAfterWrite = false }
             bytes = try saveToBytes()
         }
         KillPoints.reach(.saveEncoded)
@@ -989,12 +994,12 @@ public final class Engine {
         if recorded == .notFound { openSession(s) }   // the write made the folder
         lifecycle.saveSucceeded(token)
         guard wrote else {
-            uncommitCarried()   // nothing written: the store holds the same records
+            carry.uncommit()   // nothing written: the store holds the same records
             return
         }
         if let w = CrashGuard.clear(s.store) { log(.warning, w) }
         if let w = Quarantine.clear(s.store) { log(.warning, w) }   // a save ends a quarantine
-        commitCarried()   // the store holds the carried records now
+        carry.commit()   // the store holds the carried records now
     }
 
     // MARK: restore
@@ -1018,45 +1023,11 @@ public final class Engine {
     func restoreSlot(_ s: Storage, _ slot: StoreSlot, _ index: UInt64, reader: ArchiveReader, reason: RestoreReason) throws(RestorationFailure) {
         let bytes = reader.archiveBytes
         let name = source(s, slot, index)
-        if configuration.crashGuard {
-            switch CrashGuard.examine(s.store, source: name, bytes: bytes) {
-            case .none: break
-            case .ignore(let warning): log(.warning, warning)
-            case .unreadable(let failure): throw failure
-            case .crashed(let marker) where configuration.quarantine && marker.record != nil && marker.attempt == 1:
-                // Quarantine: a death inside one object's callback quarantines that record.
-                let r = marker.record!
-                if r < reader.recordCount {
-                    let recordPath = reader.path(ofRecord: r)
-                    let identity = CrashGuard.identity(of: bytes)
-                    do {
-                        try Quarantine.write(s.store, Quarantine.Entry(archive: identity, record: r, path: recordPath, pid: marker.owner.pid))
-                    } catch { throw s.named(error) }
-                    if let w = CrashGuard.clear(s.store) { log(.warning, w) }
-                    log(.error, "a process (pid \(marker.owner.pid)) died in a callback of record \(r) ('\(recordPath)') while restoring \(name); that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
-                } else {
-                    let aside = try setAsideCrashed(s, slot, index)
-                    if let w = CrashGuard.clear(s.store) { log(.warning, w) }
-                    throw RestorationFailure(.rejected, "a process (pid \(marker.owner.pid)) died while restoring \(name); the archive was set aside as \(aside)")
-                }
-            case .crashed(let marker):
-                let aside = try setAsideCrashed(s, slot, index)
-                if let w = CrashGuard.clear(s.store) { log(.warning, w) }
-                Quarantine.clear(s.store)
-                let msg = "a process (pid \(marker.owner.pid)) died while restoring \(name); the archive was set aside as \(aside) and will not be restored again"
-                log(.error, msg)
-                throw RestorationFailure(.rejected, msg)
-            }
-        }
-        restoreReason = reason
-        restoreGeneration = UInt32(index)
-        var quarantined: Quarantine.Entry? = nil
-        if configuration.crashGuard && configuration.quarantine {
-            quarantined = quarantinedRecord(s.store, bytes: reader.archiveBytes, recordCount: reader.recordCount)
-        }
+        let quarantined = try crashPolicy.admit(s, slot, index, name: name, reader: reader)
+        outcomes.begin(reason, generation: UInt32(index))
         // What the archive slot holds now, for the next save to compare with.
         s.lastArchiveKey = slot == .archive ? Storage.key(bytes) : nil
-        try runRestore(reader, markerIn: configuration.crashGuard ? s.store : nil, quarantined: quarantined)
+        try runRestore(reader, markerIn: crashPolicy.guarded ? s.store : nil, quarantined: quarantined)
     }
 
     /// Restores from archive bytes (no crash-loop guard).
@@ -1068,8 +1039,7 @@ public final class Engine {
             throw RestorationFailure(.limit, "the buffer is \(bytes.count) bytes; the limit is \(RestorationLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         let reader = try Engine.validate(bytes, source: "the buffer")
-        restoreReason = .buffer
-        restoreGeneration = 0
+        outcomes.begin(.buffer, generation: 0)
         try runRestore(reader, markerIn: nil)
     }
 
@@ -1110,7 +1080,7 @@ public final class Engine {
     /// A restore, after the archive was read and validated (step 1,
     /// `validate`, in `restore()` and `restore(bytes:)`), as named steps:
     ///
-    ///     shouldRestore → [migrate] → materialize → decode → report → finish
+    ///     shouldRestore → loadPlugins → [migrate] → materialize → decode → report → finish
     ///
     /// Each step is one method over one `RestoreRun`; v1.1's passes slot in
     /// where the comments say (migrate before materialize; quarantine and
@@ -1120,8 +1090,8 @@ public final class Engine {
     private func runRestore(_ reader: ArchiveReader, markerIn markerStore: ArchiveStore?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         // Deferred completion: tokens of the previous restore end here, before this one begins.
         if operation == nil {
-            checkDeadlines()
-            expireAllTokens("a new restore began before its extended restoration completed")
+            deferred.checkDeadlines()
+            deferred.expireAll("a new restore began before its extended restoration completed")
         }
         try beginOperation(.restoring)
         defer { operation = nil }
@@ -1133,7 +1103,7 @@ public final class Engine {
         if let markerStore {
             // Quarantine: with it, a version-2 marker names each object callback's record;
             // attempt 2 (a quarantine in effect) makes any death set the archive aside.
-            let attempt: Int? = configuration.quarantine ? (quarantined == nil ? 1 : 2) : nil
+            let attempt = crashPolicy.attempt(quarantined: quarantined)
             do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
@@ -1141,10 +1111,9 @@ public final class Engine {
         markerWatch = guarded?.watch
         defer {
             markerWatch = nil
-            if openTokens > 0 {
+            if deferred.isOpen {
                 // Deferred completion: the marker stays, naming the record that extended.
-                pending = PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader)
-                renameWatch()
+                deferred.park(PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader))
             } else if let guarded, let w = CrashGuard.end(guarded) {
                 log(.warning, w)
             }
@@ -1153,7 +1122,8 @@ public final class Engine {
         if let shouldRestore, !shouldRestore(reader.info) {
             throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
         }
-        // Migrations: plugins load and migrations run after validation, before any factory.
+        // Plugins load, then migrations run, after validation, before any factory.
+        loadPlugins(for: reader)
         let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
         let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
         defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
@@ -1170,15 +1140,24 @@ public final class Engine {
         }
         materialize(run)
         let order = decode(run)
-        lastReport = report(run, decoded: order.count)
-        lastSkips = run.explain()
-        let trimmed = Engine.trimmedSkips(reader)   // size budgets: subtrees the save left out (as saved, before migrations)
-        if !trimmed.isEmpty {
-            lastSkips = SkipLedger(reader: migrated, entries: lastSkips.entries, trimmed: trimmed)
-            lastReport?.skipped += UInt64(trimmed.count)
-        }
-        collectCarried(run)   // carried records
+        // Size budgets: the subtrees the save left out (as saved, before migrations).
+        outcomes.record(report(run, decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
+        carry.collect(run)
         finish(run, order)
+    }
+
+    /// The `loadPlugins` step (before `migrate`): asks the class provider
+    /// once for each class of the archive that no host class serves, so the
+    /// plugins those classes need are loaded (and the migrations their
+    /// `init` registers apply) before any migration or factory runs.
+    private func loadPlugins(for reader: ArchiveReader) {
+        guard let provider = classProvider else { return }
+        var asked = Set<UInt32>()
+        for r in 0..<reader.recordCount {
+            guard let ci = reader.className(ofRecord: r), asked.insert(ci).inserted else { continue }
+            let cls = reader.name(ci)
+            if !hasHostClass(cls) { _ = provider.factory(forClass: cls) }
+        }
     }
 
     /// Pass 1, parents first (archive order is pre-order): each record gets
@@ -1283,9 +1262,9 @@ public final class Engine {
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 watchEnter(Int(r32))
-                restoringCallbackRecord = Int(r32)
+                deferred.callbackRecord = Int(r32)
                 n.call(.decode, coder)
-                restoringCallbackRecord = -1
+                deferred.callbackRecord = -1
                 watchLeave()
                 coder.endDecoding()
                 if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
@@ -1321,20 +1300,20 @@ public final class Engine {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             if !failed.isEmpty && failed.contains(Int(r32)) { continue }
             watchEnter(Int(r32))
-            restoringCallbackRecord = Int(r32)
+            deferred.callbackRecord = Int(r32)
             u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
-            restoringCallbackRecord = -1
+            deferred.callbackRecord = -1
             watchLeave()
         }
         // Deferred completion: with tokens open, the last completion (or expiry) calls it.
-        if openTokens == 0 { didFinishRestoring?() }
+        if !deferred.isOpen { didFinishRestoring?() }
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
     public var lastRestoreReport: RestoreCounts? {
         lock.withLock {
-            checkDeadlines()
-            guard var r = lastReport else { return nil }
+            deferred.checkDeadlines()
+            guard var r = outcomes.counts else { return nil }
             r.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
             r.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
             return r
@@ -1351,7 +1330,7 @@ public final class Engine {
             throw RestorationFailure(.invalid, "the engine has no archive path")
         }
         if operation != nil { try beginOperation(.saving) }
-        checkDeadlines()
+        deferred.checkDeadlines()
         try discardStore(s)
     }
 
@@ -1369,7 +1348,7 @@ public final class Engine {
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
         if destroyed { return true }
-        expireAllTokens("the engine was destroyed before its extended restoration completed", callDidFinish: false)
+        deferred.expireAll("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
         storage?.removeClosedSession()
         var all: [ObjectNode] = []

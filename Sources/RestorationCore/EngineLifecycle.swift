@@ -91,8 +91,7 @@ extension Engine {
     /// generations existed). Nothing existed: FIRST_LAUNCH and notFound.
     func restoreWithFallback(_ s: Storage) throws(RestorationFailure) {
         openSession(s, quiet: true)
-        restoreReason = .firstLaunch
-        restoreGeneration = 0
+        outcomes.begin(.firstLaunch, generation: 0)
         var failure: RestorationFailure
         var archiveInvalid = false
         do throws(RestorationFailure) {
@@ -128,7 +127,7 @@ extension Engine {
         guard archiveInvalid || !invalidGenerations.isEmpty else { throw failure }
         // RESET: something existed, nothing could be restored. Every invalid
         // copy is kept, intact, where no save rotates or overwrites it.
-        restoreReason = .reset
+        outcomes.begin(.reset, generation: nil)
         s.lastArchiveKey = nil
         var asides: [String] = []
         if archiveInvalid { asides.append(try setAsideInvalid(s, .archive, 0)) }

@@ -344,9 +344,9 @@ extension Engine {
         }
     }
 
-    /// The `migrate` step of a restore (after `shouldRestore`, before pass 1):
-    /// loads the plugins the archive's classes need (so that migrations
-    /// their `init` registers apply), runs every needed migration chain and,
+    /// The `migrate` step of a restore (after `loadPlugins`, before pass 1):
+    /// runs every needed migration chain (those the plugins' `init`
+    /// registered included) and,
     /// when a record changed, returns the rebuilt, revalidated archive.
     /// Returns the records to skip, with their reasons.
     func migrate(_ reader: ArchiveReader, quarantined: Int? = nil) throws(RestorationFailure) -> (ArchiveReader, [Int: SkipNote]) {
@@ -358,14 +358,6 @@ extension Engine {
             let s = reader.name(i)
             nameOf[i] = s
             return s
-        }
-        if let provider = classProvider {
-            var asked = Set<UInt32>()
-            for r in 0..<n {
-                guard let ci = reader.className(ofRecord: r), asked.insert(ci).inserted else { continue }
-                let cls = name(ci)
-                if !hasHostClass(cls) { _ = provider.factory(forClass: cls) }
-            }
         }
         if classVersions.isEmpty { return (reader, [:]) }
 

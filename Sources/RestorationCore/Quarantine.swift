@@ -118,24 +118,6 @@ extension Engine {
     /// Records the restore's marker watch (nil: no per-object naming).
     @inline(__always) func watchEnter(_ r: Int) { if let w = markerWatch { w.enter(r) } }
     @inline(__always) func watchLeave() { if let w = markerWatch { w.leave() } }
-
-    /// The quarantined record of the store's archive for these bytes, if
-    /// any (a quarantine naming other bytes is removed).
-    func quarantinedRecord(_ store: ArchiveStore, bytes: UnsafeRawBufferPointer, recordCount: Int) -> Quarantine.Entry? {
-        guard let q = Quarantine.read(store) else {
-            if let present = try? store.list(.quarantine), !present.isEmpty {
-                log(.warning, "ignoring the quarantine of \(store.describe): it is not a quarantine this library wrote; removed")
-                Quarantine.clear(store)
-            }
-            return nil
-        }
-        if q.archive != CrashGuard.identity(of: bytes) || q.record >= recordCount {
-            log(.info, "the quarantine of \(store.describe) names another version of the archive; removed")
-            Quarantine.clear(store)
-            return nil
-        }
-        return q
-    }
 }
 
 /// A quarantine as tools see it (`restorectl quarantine`).

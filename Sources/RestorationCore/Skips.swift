@@ -177,8 +177,8 @@ extension Engine {
     /// Empty before any restore reached pass 1.
     public var lastRestoreSkips: [SkippedRecord] {
         lock.withLock {
-            checkDeadlines()
-            return lastSkips.records
+            deferred.checkDeadlines()
+            return outcomes.skips.records
         }
     }
 }

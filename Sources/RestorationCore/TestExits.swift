@@ -64,14 +64,14 @@ public enum TestExits {
     static func fileRestore(_ engine: Engine, _ body: () throws(RestorationFailure) -> Void) throws(RestorationFailure) {
         guard _slowPath(active) else {
             try body()
-            if engine.openTokens == 0 { KillPoints.reach(.restoreFinished) }
+            if !engine.deferred.isOpen { KillPoints.reach(.restoreFinished) }
             return
         }
         do { try body() } catch {
             ended(engine, error)
             throw error
         }
-        guard engine.openTokens == 0 else { return }   // the last token's completion ends it
+        guard !engine.deferred.isOpen else { return }   // the last token's completion ends it
         KillPoints.reach(.restoreFinished)
         ended(engine, nil)
     }
@@ -119,14 +119,14 @@ public enum TestExits {
         let store = engine.storage?.store
         let reason = failure == nil ? engine.restoreReason : .firstLaunch
         let generation = failure == nil ? engine.restoreGeneration : 0
-        let counts = failure == nil ? engine.lastReport : nil
+        let counts = failure == nil ? engine.outcomes.counts : nil
         var bytes: Int64 = 0
         if failure == nil && reason != .firstLaunch, let store,
            let held = try? store.read(generation == 0 ? .archive : .generation, UInt64(generation)) {
             bytes = Int64(held.bytes.count)
             held.release()
         }
-        let skipped = failure == nil ? engine.lastSkips.records : []
+        let skipped = failure == nil ? engine.outcomes.skips.records : []
         var out = "{\"reason\": \(json(reason.cName)), \"generation\": \(generation), "
         out += "\"restored\": \(counts?.restored ?? 0), \"skipped\": ["
         out += skipped.map { "{\"path\": \(json($0.path)), \"reason\": \(json($0.reason.cName)), \"detail\": \(json($0.detail))}" }
