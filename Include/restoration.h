@@ -1246,7 +1246,10 @@ RST_API rst_status rst_coder_rename(rst_coder *c, const char *from_key, const ch
  * say) is kept verbatim with its descendants and written back by the next
  * `carry_saves` successful saves (rst_save, rst_save_to_buffer), after the
  * live records, under the same path, as long as its parent is present in
- * that save (or it is a root) and no live object now holds its path. The
+ * that save (or it is a root). Judged record by record (@since 1.2): when a
+ * live object now holds a carried record's path, that record is not written
+ * (the live object's state is) and its carried descendants are written
+ * under the live object. The
  * archive stores each carried record's count left (format flag 2,
  * docs/FORMAT.md), so a relaunch continues the count instead of restarting
  * it. References from and to carried records are kept when both ends are

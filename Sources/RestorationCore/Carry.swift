@@ -149,30 +149,43 @@ extension Carry {
     /// that may be written now. `pathIndex` finds a live record's index.
     func append(_ w: inout ArchiveWriter, saveIndexOf: (String) -> Int?) throws(WriteFailure) {
         guard !carried.isEmpty else { return }
-        // Which subtrees are written, and where each record goes.
+        // Which records are written, and where each goes. Judged record by
+        // record, parents first: a record whose path a live object now holds
+        // is not written (the live object's state is), and its carried
+        // descendants go under that live object; a record whose parent is
+        // neither written nor live is left out with its descendants.
         var newIndex: [String: Int] = [:]
         var next = w.recordCount
-        var writing: [CarriedSubtree] = []
+        var writing: [(subtree: CarriedSubtree, write: [Bool])] = []
         for s in carried {
             s.writtenInSave = false
             guard s.savesLeft > 0 else { continue }
             if let pp = s.parentPath, saveIndexOf(pp) == nil, newIndex[pp] == nil { continue }   // its parent is absent
-            if saveIndexOf(s.rootPath) != nil || newIndex[s.rootPath] != nil { continue }           // a live object holds its path
-            for p in s.paths {
-                newIndex[p] = next
+            var write = [Bool](repeating: false, count: s.records.count)
+            var any = false
+            for (i, rec) in s.records.enumerated() {
+                if rec.parentInSubtree >= 0 {
+                    let q = rec.parentInSubtree
+                    guard write[q] || saveIndexOf(s.paths[q]) != nil else { continue }   // its parent is neither written nor live
+                }
+                let path = s.paths[i]
+                if saveIndexOf(path) != nil || newIndex[path] != nil { continue }        // a live object holds its path
+                write[i] = true
+                newIndex[path] = next
                 next += 1
+                any = true
             }
-            writing.append(s)
+            if any { writing.append((s, write)) }
         }
-        for s in writing {
+        for (s, write) in writing {
             s.writtenInSave = true
             let left = s.savesLeft == UInt32.max ? UInt32.max : s.savesLeft - 1
             let carry = left == UInt32.max ? UInt32.max : left + 1
-            let base = newIndex[s.paths[0]]!
-            for (i, rec) in s.records.enumerated() {
+            for (i, rec) in s.records.enumerated() where write[i] {
                 let parent: Int?
                 if rec.parentInSubtree >= 0 {
-                    parent = base + rec.parentInSubtree
+                    let pp = s.paths[rec.parentInSubtree]
+                    parent = write[rec.parentInSubtree] ? newIndex[pp] : saveIndexOf(pp)
                 } else if let pp = s.parentPath {
                     parent = saveIndexOf(pp) ?? newIndex[pp]
                 } else {
@@ -183,7 +196,6 @@ extension Carry {
                 var cls: UInt32? = nil
                 if var c = rec.className { cls = c.withUTF8 { w.name(UnsafeRawBufferPointer($0)) } }
                 w.beginObject(identifier: ident, parent: parent, className: cls, version: rec.version, carry: carry)
-                _ = i
                 try Engine.write(sensitivity.filterCarried(rec.entries, className: rec.className), &w) { source in
                     guard let p = s.referencePaths[source] else { return nil }
                     return saveIndexOf(p) ?? newIndex[p]
