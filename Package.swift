@@ -128,12 +128,12 @@ let package = Package(
         .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"],
                     exclude: ["C"]),
         .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
-        .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore", "RestorationArchive"]),
+        .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore", "RestorationArchive"], exclude: ["C"]),
         .testTarget(name: "RestorationPluginKitTests", dependencies: ["RestorationPluginKit", "RestorationPlugins", "RestorationCFace", "CRestoration"]),
         // Swift 6 mode: @MainActor types adopt StateRestoring and autosave on the main queue.
         .testTarget(name: "RestorationSwift6Tests", dependencies: ["Restoration"],
                     swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("InferIsolatedConformances")]),
-        .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
+        .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"], exclude: ["C"]),
     ],
     swiftLanguageModes: [.v5]
 )
