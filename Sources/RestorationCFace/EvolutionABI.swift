@@ -7,7 +7,8 @@ import Glibc
 
 // ABI v1.1 §4–9 (issue 11): what each rst_* function of "Surviving change
 // and failure" does. Forwarded to by RestorationC's exports and the host
-// table (RestorationPlugins/HostTable.swift).
+// table (RestorationPlugins/HostTable.swift). The options of carried
+// records and crash quarantine are read with the others (OptionsABI.swift).
 
 // MARK: §7 every skip explained
 

@@ -4,10 +4,11 @@ import RestorationCore
 import Glibc
 #endif
 
-// ABI v1.1 §1–3 in the C face: options version 2, when to save (dirty
-// tracking, autosave, the descriptor, dispatch, the thread, signals) and
-// what happened last time (restore reasons, generations). The core does the
-// work (Lifecycle.swift, EngineLifecycle.swift, Generations.swift).
+// ABI v1.1 §1–3 in the C face: when to save (dirty tracking, autosave,
+// the descriptor, dispatch, the thread, signals) and what happened last
+// time (restore reasons, generations). The core does the work
+// (Lifecycle.swift, EngineLifecycle.swift, Generations.swift); options
+// version 2's members are read with the others (OptionsABI.swift).
 
 extension CFace {
     public static func mark_dirty(_ e: OpaquePointer!, _ o: OpaquePointer!) -> rst_status {
