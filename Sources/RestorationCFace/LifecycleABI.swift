@@ -4,7 +4,7 @@ import RestorationCore
 import Glibc
 #endif
 
-// ABI v1.1 §1–3 in the C face: when to save (dirty tracking, autosave,
+// The lifecycle in the C face (library 1.1): when to save (dirty tracking, autosave,
 // the descriptor, dispatch, the thread, signals) and what happened last
 // time (restore reasons, generations). The core does the work
 // (Lifecycle.swift, EngineLifecycle.swift, Generations.swift); options

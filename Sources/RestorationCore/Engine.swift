@@ -239,15 +239,15 @@ public final class Engine {
         public var idiom: String
         /// false: restore neither checks nor writes the crash-loop marker.
         public var crashGuard: Bool
-        /// ABI v1.1 §1: debounce of the autosave (0: none), its ceiling
+        /// Library 1.1: debounce of the autosave (0: none), its ceiling
         /// (0: 10 × the delay), older good archives kept (0…16).
         public var autosaveDelayMs: UInt32
         public var autosaveMaxDelayMs: UInt32
         public var generations: Int
-        /// v1.1 §6: a death inside one object's callback quarantines that
+        /// Library 1.1: a death inside one object's callback quarantines that
         /// record instead of setting the archive aside (Quarantine.swift).
         public var quarantine: Bool
-        /// v1.1 §5: saves that carry records nothing could produce (Carry.swift);
+        /// Library 1.1: saves that carry records nothing could produce (Carry.swift);
         /// 0: none, UInt32.max: always.
         public var carrySaves: UInt32
         /// Library 1.2: bytes an archive may take; 0: no budget (docs/BUDGETS.md).
