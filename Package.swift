@@ -107,7 +107,7 @@ let package = Package(
                 path: "Plugins/countries-panes", exclude: ["exports.map"]),
 
         .executableTarget(name: "restorectl", dependencies: [
-            "Restoration", "RestorationCore", "RestorationArchive", "RestorationPlugins", "CRestoration",
+            "RestorationCore", "RestorationArchive", "RestorationPlugins", "CRestoration",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // c/: the C contestants, compiled by restore-bench at run time (cc), not by SwiftPM.
@@ -122,14 +122,18 @@ let package = Package(
 
         .testTarget(name: "RestorationArchiveTests", dependencies: ["RestorationArchive"]),
         .testTarget(name: "RestorationCoreTests", dependencies: ["RestorationCore", "RestorationArchive"]),
-        .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"]),
+        // The C face called as Swift: argument checks, the C spellings, the
+        // options struct by version, and the plugin host table's members.
+        .testTarget(name: "RestorationCFaceTests", dependencies: ["RestorationCFace", "RestorationCore", "RestorationPlugins", "CRestoration"]),
+        .testTarget(name: "RestorationPluginsTests", dependencies: ["RestorationPlugins", "RestorationC", "RestorationCore", "CRestoration"],
+                    exclude: ["C"]),
         .testTarget(name: "RestorationCTests", dependencies: ["RestorationC"], exclude: ["C"]),
-        .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore"]),
+        .testTarget(name: "RestorationTests", dependencies: ["Restoration", "RestorationCore", "RestorationArchive"], exclude: ["C"]),
         .testTarget(name: "RestorationPluginKitTests", dependencies: ["RestorationPluginKit", "RestorationPlugins", "RestorationCFace", "CRestoration"]),
         // Swift 6 mode: @MainActor types adopt StateRestoring and autosave on the main queue.
         .testTarget(name: "RestorationSwift6Tests", dependencies: ["Restoration"],
                     swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("InferIsolatedConformances")]),
-        .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"]),
+        .testTarget(name: "restorectlTests", dependencies: ["RestorationArchive"], exclude: ["C"]),
     ],
     swiftLanguageModes: [.v5]
 )

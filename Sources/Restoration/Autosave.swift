@@ -27,7 +27,7 @@ extension RestorationEngine {
         init(_ r: RestorationCore.RestoreReason) { self = RestoreReason(rawValue: Int(r.rawValue)) ?? .firstLaunch }
 
         /// The C enumerator's name, `"RST_REASON_RECOVER"`.
-        public var description: String { RestorationCore.RestoreReason(rawValue: UInt32(rawValue))?.cName ?? "RST_REASON_UNKNOWN" }
+        public var description: String { RestorationCore.CSpelling.restoreReason(rawValue: UInt32(rawValue)).description }
     }
 
     /// What an autosave or a signal save did (``saveEvents``).
@@ -39,7 +39,15 @@ extension RestorationEngine {
         case failed(RestorationError, retryAfter: Duration?, signal: Int32?)
     }
 
-    static func autosaveTimes(_ o: Options, hasStore: Bool = false) throws(RestorationError) -> (UInt32, UInt32) {
+    /// The options as Engine.Configuration.validate names them.
+    static let optionNames = Engine.Configuration.OptionNames(
+        archivePath: "the archive path", appVersion: "the app version", idiom: "the idiom",
+        autosaveDelay: "autosaveDelay", autosaveMaxDelay: "autosaveMaxDelay", generations: "generations",
+        anArchivePath: "an archive path")
+
+    /// The autosave delays in milliseconds (the rest of their checks:
+    /// Engine.Configuration.validate).
+    static func autosaveTimes(_ o: Options) throws(RestorationError) -> (UInt32, UInt32) {
         func ms(_ d: Duration?, _ what: String) throws(RestorationError) -> UInt32 {
             guard let d else { return 0 }
             let (s, atto) = d.components
@@ -47,17 +55,7 @@ extension RestorationEngine {
             guard v >= 0, v <= Int64(UInt32.max) else { throw RestorationError.invalid("RestorationEngine: \(what) \(d) is out of range") }
             return UInt32(v)
         }
-        let delay = try ms(o.autosaveDelay, "autosaveDelay"), maxDelay = try ms(o.autosaveMaxDelay, "autosaveMaxDelay")
-        if o.generations < 0 || o.generations > FileStore.maxGenerations {
-            throw RestorationError.invalid("RestorationEngine: generations is \(o.generations); 0 to \(FileStore.maxGenerations) are kept")
-        }
-        if maxDelay != 0 && maxDelay < delay {
-            throw RestorationError.invalid("RestorationEngine: autosaveMaxDelay is below autosaveDelay")
-        }
-        if o.archivePath == nil && !hasStore && (delay != 0 || o.generations != 0) {
-            throw RestorationError.invalid("RestorationEngine: autosave and generations need an archive path")
-        }
-        return (delay, maxDelay)
+        return (try ms(o.autosaveDelay, "autosaveDelay"), try ms(o.autosaveMaxDelay, "autosaveMaxDelay"))
     }
 
     static func signalDeadlineMs(_ o: Options) throws(RestorationError) -> UInt32 {

@@ -321,26 +321,23 @@ public final class RestorationEngine: @unchecked Sendable {
     /// `init(options:)` with the core store of `init(store:options:)`.
     init(options: Options, coreStore: ArchiveStore?) throws(RestorationError) {
         try options.checkURLs()
-        if let p = options.archivePath, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the archive path is empty") }
         if let p = options.pluginDirectory, p.isEmpty { throw RestorationError.invalid("RestorationEngine: the plugin directory is empty") }
-        if options.appVersion.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            throw RestorationError.limit("RestorationEngine: the app version is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-        }
-        if options.idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            throw RestorationError.limit("RestorationEngine: the idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-        }
-        let (delay, maxDelay) = try Self.autosaveTimes(options, hasStore: coreStore != nil)
-        var config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
+        let (delay, maxDelay) = try Self.autosaveTimes(options)
+        let config = Engine.Configuration(archivePath: options.archivePath, pluginDirectory: options.pluginDirectory,
                                           appVersion: options.appVersion, idiom: options.idiom,
                                           crashGuard: options.crashGuard,
                                           autosaveDelayMs: delay, autosaveMaxDelayMs: maxDelay,
-                                          generations: options.generations)
-        config.store = coreStore
-        config.quarantine = options.crashQuarantine
-        config.carrySaves = options.carrySaves
-        config.signalDeadlineMs = try Self.signalDeadlineMs(options)
-        config.sizeBudget = options.sizeBudget
-        config.budgetPolicy = Engine.BudgetPolicy(rawValue: options.budgetPolicy.rawValue) ?? .warn
+                                          generations: options.generations,
+                                          quarantine: options.crashQuarantine, carrySaves: options.carrySaves,
+                                          sizeBudget: options.sizeBudget,
+                                          budgetPolicy: Engine.BudgetPolicy(rawValue: options.budgetPolicy.rawValue) ?? .warn,
+                                          signalDeadlineMs: try Self.signalDeadlineMs(options),
+                                          store: coreStore)
+        do throws(RestorationFailure) {
+            try config.validate(naming: Self.optionNames)
+        } catch {
+            throw RestorationError(RestorationFailure(error.status, "RestorationEngine: " + error.message))
+        }
         let ownsRestoredObjects = options.ownsRestoredObjects
         let engine = Engine(configuration: config)
         if let dir = options.pluginDirectory {

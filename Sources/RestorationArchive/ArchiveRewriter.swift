@@ -187,7 +187,7 @@ public final class ArchiveRewriter {
 
     /// Appends the fields of a range of the archive (a record's own, or a
     /// nested record's) to `out`.
-    public func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
+    func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
         guard reader._valid(range) else { return }
         var pos = range.start
         while pos < range.end, let f = reader._field(at: pos, limit: range.end) {

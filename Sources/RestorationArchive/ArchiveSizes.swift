@@ -110,13 +110,6 @@ public struct TrimmedList: Equatable, Sendable {
         guard let found else { return nil }
         self = found
     }
-
-    /// Whether field `f` of record 0 is the list (so that tools can leave it
-    /// out of the values they show).
-    public static func isList(_ reader: ArchiveReader, record: Int, _ f: ArchiveReader.Field) -> Bool {
-        record == 0 && f.rawTag == rawTag && reader.keyName(f.key).hasPrefix(key)
-            && TrimmedList(payload: reader.bytes(f)) != nil
-    }
 }
 
 /// The size of every record of an archive: own bytes (its header and

@@ -20,22 +20,7 @@ extension CFace {
 
 extension CFace {
     public static func status_name(_ s: rst_status) -> UnsafePointer<CChar>! {
-        switch Status(rawValue: s.rawValue) {
-        case .ok: return staticCString("RST_OK")
-        case .invalid: return staticCString("RST_ERR_INVALID")
-        case .notFound: return staticCString("RST_ERR_NOT_FOUND")
-        case .duplicate: return staticCString("RST_ERR_DUPLICATE")
-        case .type: return staticCString("RST_ERR_TYPE")
-        case .corrupt: return staticCString("RST_ERR_CORRUPT")
-        case .version: return staticCString("RST_ERR_VERSION")
-        case .io: return staticCString("RST_ERR_IO")
-        case .plugin: return staticCString("RST_ERR_PLUGIN")
-        case .rejected: return staticCString("RST_ERR_REJECTED")
-        case .noMemory: return staticCString("RST_ERR_NOMEM")
-        case .state: return staticCString("RST_ERR_STATE")
-        case .limit: return staticCString("RST_ERR_LIMIT")
-        case nil: return staticCString("RST_ERR_UNKNOWN")
-        }
+        staticCString(CSpelling.status(rawValue: s.rawValue))
     }
 }
 
@@ -82,61 +67,9 @@ extension CFace {
         let fn: StaticString = store == nil ? "rst_engine_create" : "rst_engine_create_with_store"
         guard let opts else { return fail(.invalid, "\(fn): opts is NULL (use RST_ENGINE_OPTIONS_INIT)") }
         guard let out else { return fail(.invalid, "\(fn): out is NULL") }
-        // Only the members the caller's version has are read (a version 1
-        // struct may end at `log`): copied into a zeroed struct.
-        let version = UnsafeRawPointer(opts).load(as: UInt32.self)
-        guard version >= 1, version <= UInt32(RST_ENGINE_OPTIONS_VERSION) else {
-            return fail(.version, "\(fn): opts->version is \(version); this library accepts 1 to \(RST_ENGINE_OPTIONS_VERSION) (initialize with RST_ENGINE_OPTIONS_INIT)")
-        }
-        var o = rst_engine_options()
-        withUnsafeMutableBytes(of: &o) { $0.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(opts), count: optionsSize(version: version))) }
-        func text(_ p: UnsafePointer<CChar>?, _ field: String) -> Result<String?, RestorationFailure> {
-            guard let p else { return .success(nil) }
-            guard let s = String(validatingCString: p) else {
-                return .failure(RestorationFailure(.invalid, "\(fn): opts->\(field) is not valid UTF-8"))
-            }
-            return .success(s)
-        }
-        let archive: String?, pluginDir: String?, app: String?, idiom: String?
-        switch (text(o.archive_path, "archive_path"), text(o.plugin_dir, "plugin_dir"), text(o.app_version, "app_version"), text(o.idiom, "idiom")) {
-        case let (.success(a), .success(p), .success(v), .success(i)):
-            archive = a; pluginDir = p; app = v; idiom = i
-        case let (.failure(f), _, _, _), let (_, .failure(f), _, _), let (_, _, .failure(f), _), let (_, _, _, .failure(f)):
-            return fail(f, in: fn)
-        }
-        if let archive, archive.isEmpty { return fail(.invalid, "\(fn): opts->archive_path is empty") }
-        if store != nil && archive != nil { return fail(.invalid, "\(fn): opts->archive_path must be NULL (the store says where the archive lives)") }
-        if let archive, let why = FileArchiveStore.check(archive) { return fail(.invalid, "\(fn): opts->\(why)") }
-        if let app, app.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            return fail(.limit, "\(fn): opts->app_version is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-        }
-        if let idiom, idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
-            return fail(.limit, "\(fn): opts->idiom is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-        }
-        let known: UInt32 = UInt32(RST_ENGINE_NO_CRASH_GUARD) | evolutionEngineFlags
-        if o.flags & ~known != 0 {
-            return fail(.invalid, "\(fn): opts->flags has unknown bits 0x\(String(o.flags & ~known, radix: 16))")
-        }
-        // Version 2's members, read only from a version 2 struct (a version 1
-        // struct may end at `log`).
-        let v2: OptionsV2
-        switch optionsV2(o, archivePath: store == nil ? archive : "(store)") {
-        case .success(let v): v2 = v
-        case .failure(let f): return fail(f, in: fn)
-        }
-        var config = Engine.Configuration(archivePath: archive, pluginDirectory: pluginDir,
-                                          appVersion: app ?? "", idiom: idiom ?? "",
-                                          crashGuard: o.flags & UInt32(RST_ENGINE_NO_CRASH_GUARD) == 0,
-                                          autosaveDelayMs: v2.autosaveDelayMs, autosaveMaxDelayMs: v2.autosaveMaxDelayMs,
-                                          generations: v2.generations)
-        config.store = store
-        config.quarantine = quarantineEnabled(version: o.version, flags: o.flags)   // quarantine (EvolutionABI.swift)
-        config.carrySaves = carrySaves(version: o.version, value: v2.carrySaves)     // carried records
-        switch optionsV3(o) {
-        case .success(let v3):
-            config.sizeBudget = v3.sizeBudget
-            config.budgetPolicy = Engine.BudgetPolicy(rawValue: v3.budgetPolicy) ?? .warn
-            config.signalDeadlineMs = v3.signalDeadlineMs == 0 ? 1000 : v3.signalDeadlineMs
+        let config: Engine.Configuration, o: rst_engine_options
+        switch readOptions(opts, store: store) {
+        case .success(let read): (config, o) = read
         case .failure(let f): return fail(f, in: fn)
         }
         let e = Engine(configuration: config)
@@ -157,7 +90,7 @@ extension CFace {
                 f(h, Int32(level.rawValue), message, ctx)
             }
         }
-        if let pluginDir {
+        if let pluginDir = config.pluginDirectory {
             attachPlugins(e, pluginDir)
         }
         out.pointee = OpaquePointer(Unmanaged.passRetained(e).toOpaque())

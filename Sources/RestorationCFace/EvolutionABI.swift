@@ -7,27 +7,14 @@ import Glibc
 
 // docs/EVOLUTION.md: what each rst_* function of "Surviving change
 // and failure" does. Forwarded to by RestorationC's exports and the host
-// table (RestorationPlugins/HostTable.swift).
+// table (RestorationPlugins/HostTable.swift). The options of carried
+// records and crash quarantine are read with the others (OptionsABI.swift).
 
 // MARK: every skip explained
 
 extension CFace {
     public static func skip_reason_name(_ r: rst_skip_reason) -> UnsafePointer<CChar>! {
-        switch SkipReason(rawValue: r.rawValue) {
-        case .noFactory: return staticCString("RST_SKIP_NO_FACTORY")
-        case .declined: return staticCString("RST_SKIP_DECLINED")
-        case .factoryError: return staticCString("RST_SKIP_FACTORY_ERROR")
-        case .pluginRejected: return staticCString("RST_SKIP_PLUGIN_REJECTED")
-        case .parentSkipped: return staticCString("RST_SKIP_PARENT_SKIPPED")
-        case .quarantined: return staticCString("RST_SKIP_QUARANTINED")
-        case .noMigration: return staticCString("RST_SKIP_NO_MIGRATION")
-        case .migrationFailed: return staticCString("RST_SKIP_MIGRATION_FAILED")
-        case .tooNew: return staticCString("RST_SKIP_TOO_NEW")
-        case .expired: return staticCString("RST_SKIP_EXPIRED")
-        case .decodeFailed: return staticCString("RST_SKIP_DECODE_FAILED")
-        case .trimmed: return staticCString("RST_SKIP_TRIMMED")
-        case nil: return staticCString("RST_SKIP_UNKNOWN")
-        }
+        staticCString(CSpelling.skipReason(rawValue: r.rawValue))
     }
 
     public static func last_restore_skips(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_skipped_record>?>!,
@@ -162,31 +149,6 @@ extension CFace {
             do throws(RestorationFailure) { try coder.rename(keyBytes(from_key), to: keyBytes(to_key)); return RST_OK } catch { return fail(error, in: "rst_coder_rename") }
         }
     }
-}
-
-// MARK: carried records
-
-/// `rst_engine_options.carry_saves` (options version 2)
-/// into the core's configuration: 0 none, UINT32_MAX always. To be called
-/// by `createEngine` once the options-v2 members are merged:
-/// `config.carrySaves = carrySaves(version: o.version, value: o.carry_saves)`
-/// (replacing the first 1.1 rule "carry_saves != 0 is RST_ERR_INVALID").
-func carrySaves(version: UInt32, value: UInt32) -> UInt32 {
-    version >= 2 ? value : 0
-}
-
-// MARK: per-object crash quarantine
-
-/// The quarantine's engine flags (RST_ENGINE_NO_QUARANTINE, RST_ENGINE_QUARANTINE).
-let evolutionEngineFlags: UInt32 = UInt32(RST_ENGINE_NO_QUARANTINE) | UInt32(RST_ENGINE_QUARANTINE)
-
-/// Whether an engine created with these options quarantines: an options
-/// struct of version 2 or later unless RST_ENGINE_NO_QUARANTINE; version 1
-/// (a 1.0 binary) keeps 1.0's behaviour unless it opts in with
-/// RST_ENGINE_QUARANTINE. NO_QUARANTINE wins over QUARANTINE.
-func quarantineEnabled(version: UInt32, flags: UInt32) -> Bool {
-    if flags & UInt32(RST_ENGINE_NO_QUARANTINE) != 0 { return false }
-    return version >= 2 || flags & UInt32(RST_ENGINE_QUARANTINE) != 0
 }
 
 // MARK: restoration that finishes later

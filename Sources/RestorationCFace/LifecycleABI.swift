@@ -4,63 +4,11 @@ import RestorationCore
 import Glibc
 #endif
 
-// docs/LIFECYCLE.md in the C face: options version 2, when to save (dirty
-// tracking, autosave, the descriptor, dispatch, the thread, signals) and
-// what happened last time (restore reasons, generations). The core does the
-// work (Lifecycle.swift, EngineLifecycle.swift, Generations.swift).
-
-/// The members of `rst_engine_options` version 2 adds.
-struct OptionsV2 {
-    var autosaveDelayMs: UInt32 = 0
-    var autosaveMaxDelayMs: UInt32 = 0
-    var generations: Int = 0
-    var carrySaves: UInt32 = 0
-}
-
-/// The size of `rst_engine_options` as a caller of `version` knows it.
-func optionsSize(version: UInt32) -> Int {
-    switch version {
-    case ...1: return MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.autosave_delay_ms)!
-    case 2: return MemoryLayout<rst_engine_options>.offset(of: \rst_engine_options.size_budget)!
-    default: return MemoryLayout<rst_engine_options>.size
-    }
-}
-
-/// The members of `rst_engine_options` version 3 adds (0 for older
-/// structs). `encryption_key` is a callback and is adapted where the
-/// others are (`createEngine`).
-struct OptionsV3 {
-    var sizeBudget: UInt64 = 0
-    var budgetPolicy: UInt32 = 0
-    var signalDeadlineMs: UInt32 = 0
-}
-
-/// Checks version 3's members of a copy holding only the caller's version's
-/// members.
-func optionsV3(_ o: rst_engine_options) -> Result<OptionsV3, RestorationFailure> {
-    guard o.version >= 3 else { return .success(OptionsV3()) }
-    guard o.budget_policy <= RST_BUDGET_FAIL else {
-        return .failure(RestorationFailure(.invalid, "opts->budget_policy is \(o.budget_policy); it must be RST_BUDGET_WARN (0), RST_BUDGET_TRIM (1) or RST_BUDGET_FAIL (2)"))
-    }
-    return .success(OptionsV3(sizeBudget: o.size_budget, budgetPolicy: o.budget_policy, signalDeadlineMs: o.signal_deadline_ms))
-}
-
-/// Checks version 2's members of a copy holding only the caller's version's
-/// members (0 past `log` for version 1).
-func optionsV2(_ o: rst_engine_options, archivePath: String?) -> Result<OptionsV2, RestorationFailure> {
-    guard o.version >= 2 else { return .success(OptionsV2()) }
-    if o.generations > UInt32(FileStore.maxGenerations) {
-        return .failure(RestorationFailure(.invalid, "opts->generations is \(o.generations); at most \(FileStore.maxGenerations) generations are kept"))
-    }
-    if o.autosave_max_delay_ms != 0 && o.autosave_max_delay_ms < o.autosave_delay_ms {
-        return .failure(RestorationFailure(.invalid, "opts->autosave_max_delay_ms (\(o.autosave_max_delay_ms)) is below opts->autosave_delay_ms (\(o.autosave_delay_ms))"))
-    }
-    if archivePath == nil && (o.autosave_delay_ms != 0 || o.generations != 0) {
-        return .failure(RestorationFailure(.invalid, "opts->autosave_delay_ms and opts->generations need an archive_path"))
-    }
-    return .success(OptionsV2(autosaveDelayMs: o.autosave_delay_ms, autosaveMaxDelayMs: o.autosave_max_delay_ms,
-                              generations: Int(o.generations), carrySaves: o.carry_saves))
-}
+// The lifecycle in the C face (library 1.1): when to save (dirty tracking, autosave,
+// the descriptor, dispatch, the thread, signals) and what happened last
+// time (restore reasons, generations). The core does the work
+// (Lifecycle.swift, EngineLifecycle.swift, Generations.swift); options
+// version 2's members are read with the others (OptionsABI.swift).
 
 extension CFace {
     public static func mark_dirty(_ e: OpaquePointer!, _ o: OpaquePointer!) -> rst_status {
@@ -170,15 +118,7 @@ extension CFace {
     }
 
     public static func restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CChar>! {
-        switch RestoreReason(rawValue: r.rawValue) {
-        case .firstLaunch: return staticCString("RST_REASON_FIRST_LAUNCH")
-        case .relaunch: return staticCString("RST_REASON_RELAUNCH")
-        case .recover: return staticCString("RST_REASON_RECOVER")
-        case .buffer: return staticCString("RST_REASON_BUFFER")
-        case .fallback: return staticCString("RST_REASON_FALLBACK")
-        case .reset: return staticCString("RST_REASON_RESET")
-        case nil: return staticCString("RST_REASON_UNKNOWN")
-        }
+        staticCString(CSpelling.restoreReason(rawValue: r.rawValue))
     }
 }
 

@@ -631,12 +631,6 @@ public final class Coder {
         return RestorationFailure(.notFound, "\(location), key '\(key.string)' refers to record \(target) ('\(reader!.path(ofRecord: target))'), which was skipped")
     }
 
-    public func decodeIntArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
-        if _slowPath(mode == .migrating) { return try migratingIntArray(key).count }
-        let f = try typed(key, .intArray)
-        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArrayCount(f) }
-    }
-
     /// Copies into `buffer` when it is large enough; returns the count either way.
     @inlinable @inline(__always)
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
@@ -663,12 +657,6 @@ public final class Coder {
             r.intArray(f, into: buf)
             count = n
         }
-    }
-
-    public func decodeStringArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
-        if _slowPath(mode == .migrating) { return try migratingStringArray(key).count }
-        let f = try typed(key, .stringArray)
-        return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.stringArrayCount(f) }
     }
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.

@@ -102,7 +102,7 @@ final class Deferred {
     /// A token for the record whose callback runs.
     func extend(deadlineMs: UInt32) throws(RestorationFailure) -> RestoreToken {
             guard callbackRecord >= 0 else {
-                throw RestorationFailure(.state, "rst_extend_restoration is called from a decode or finished callback of the restore in progress")
+                throw RestorationFailure(.state, "a restoration is extended only from a decode or finished callback of the restore in progress")
             }
             let t = RestoreToken(record: callbackRecord,
                                  deadlineMs: deadlineMs == 0 ? nil : Engine.monotonicMs() + Int64(deadlineMs))
@@ -116,11 +116,11 @@ final class Deferred {
     func complete(handle: UnsafeRawPointer) throws(RestorationFailure) {
         checkDeadlines()
         guard let t = tokens.first(where: { UnsafeRawPointer($0.handle) == handle }) else {
-            throw RestorationFailure(.invalid, "rst_complete_restoration: the token is not one of this engine's")
+            throw RestorationFailure(.invalid, "the token is not one of this engine's")
         }
         switch t.state {
-        case .completed: throw RestorationFailure(.state, "rst_complete_restoration: the token was already completed")
-        case .expired: throw RestorationFailure(.state, "rst_complete_restoration: the token expired (its deadline passed first; see rst_last_restore_skips)")
+        case .completed: throw RestorationFailure(.state, "the token was already completed")
+        case .expired: throw RestorationFailure(.state, "the token expired (its deadline passed first; the last restore's skips list its record)")
         case .open: break
         }
         t.state = .completed
@@ -174,7 +174,7 @@ final class Deferred {
         t.state = .expired
         openTokens -= 1
         let path = pending?.reader.path(ofRecord: t.record) ?? "record \(t.record)"
-        log(.warning, "record \(t.record) ('\(path)'): \(why); it keeps what it decoded and counts as skipped (RST_SKIP_EXPIRED)")
+        log(.warning, "record \(t.record) ('\(path)'): \(why); it keeps what it decoded and counts as skipped (\(SkipReason.expired.cName))")
         engine.outcomes.unrestore(record: t.record, reason: .expired, detail: why + "; the object keeps what it decoded", reader: pending?.reader)
     }
 

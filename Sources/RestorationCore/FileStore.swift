@@ -25,7 +25,7 @@ public enum FileStore {
 
     /// Paths the engine keeps beside an archive.
     public static func markerPath(_ archive: String) -> String { archive + ".restoring" }
-    public static func lockPath(_ archive: String) -> String { archive + ".lock" }
+    static func lockPath(_ archive: String) -> String { archive + ".lock" }
     static let tempInfix = ".tmp-"
     static let crashedInfix = ".crashed-"
 

@@ -94,7 +94,7 @@ public enum KillPoints {
 
     /// Whether `point` is the armed one (the count aside).
     @inline(__always)
-    public static func isArmed(_ point: KillPoint) -> Bool {
+    static func isArmed(_ point: KillPoint) -> Bool {
         guard let a = armed else { return false }
         return a.point == point
     }

@@ -247,7 +247,7 @@ extension Coder {
     }
 
     func notMigrating(_ what: String) -> RestorationFailure {
-        RestorationFailure(.state, "\(what) edits a record only inside a migration (rst_register_migration); archives written by a save are append-only")
+        RestorationFailure(.state, "\(what) edits a record only inside a migration (one registered for its class); archives written by a save are append-only")
     }
 
     /// The class version of the values this coder reads or writes: in a

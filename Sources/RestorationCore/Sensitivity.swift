@@ -462,7 +462,7 @@ public final class SensitivityRoom {
 
     /// Whether a value is a record's list of LOCAL keys: tag 14, a key that
     /// starts with "rst.local", a payload that parses.
-    public static func isMarks(_ e: ArchiveEntry) -> Bool {
+    static func isMarks(_ e: ArchiveEntry) -> Bool {
         guard case .unknown(let t, let p) = e.value, t == ArchiveFormat.localMarksTag,
               e.key.hasPrefix(ArchiveFormat.localMarksKey) else { return false }
         return markedKeys(p) != nil

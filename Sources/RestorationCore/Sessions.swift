@@ -20,18 +20,6 @@ public enum RestoreReason: UInt32, Sendable, CustomStringConvertible {
     /// invalid one was set aside intact).
     case reset = 5
 
-    /// The C enumerator's name, "RST_REASON_RECOVER".
-    public var cName: String {
-        switch self {
-        case .firstLaunch: return "RST_REASON_FIRST_LAUNCH"
-        case .relaunch: return "RST_REASON_RELAUNCH"
-        case .recover: return "RST_REASON_RECOVER"
-        case .buffer: return "RST_REASON_BUFFER"
-        case .fallback: return "RST_REASON_FALLBACK"
-        case .reset: return "RST_REASON_RESET"
-        }
-    }
-
     public var description: String { cName }
 }
 

@@ -38,24 +38,6 @@ public enum SkipReason: UInt32, Sendable, CaseIterable {
     /// budget (policy TRIM; Budget.swift). Only the top of each trimmed
     /// subtree is listed: its descendants were not saved.
     case trimmed = 12
-
-    /// The C enumerator's name: "RST_SKIP_DECLINED".
-    public var cName: String {
-        switch self {
-        case .noFactory: return "RST_SKIP_NO_FACTORY"
-        case .declined: return "RST_SKIP_DECLINED"
-        case .factoryError: return "RST_SKIP_FACTORY_ERROR"
-        case .pluginRejected: return "RST_SKIP_PLUGIN_REJECTED"
-        case .parentSkipped: return "RST_SKIP_PARENT_SKIPPED"
-        case .quarantined: return "RST_SKIP_QUARANTINED"
-        case .noMigration: return "RST_SKIP_NO_MIGRATION"
-        case .migrationFailed: return "RST_SKIP_MIGRATION_FAILED"
-        case .tooNew: return "RST_SKIP_TOO_NEW"
-        case .expired: return "RST_SKIP_EXPIRED"
-        case .decodeFailed: return "RST_SKIP_DECODE_FAILED"
-        case .trimmed: return "RST_SKIP_TRIMMED"
-        }
-    }
 }
 
 /// One skipped record of the last restore (`rst_skipped_record`).

@@ -15,25 +15,6 @@ public enum Status: UInt32, Sendable, CustomStringConvertible {
     case state = 11
     case limit = 12
 
-    /// The C enumerator's name, "RST_ERR_CORRUPT".
-    public var cName: String {
-        switch self {
-        case .ok: return "RST_OK"
-        case .invalid: return "RST_ERR_INVALID"
-        case .notFound: return "RST_ERR_NOT_FOUND"
-        case .duplicate: return "RST_ERR_DUPLICATE"
-        case .type: return "RST_ERR_TYPE"
-        case .corrupt: return "RST_ERR_CORRUPT"
-        case .version: return "RST_ERR_VERSION"
-        case .io: return "RST_ERR_IO"
-        case .plugin: return "RST_ERR_PLUGIN"
-        case .rejected: return "RST_ERR_REJECTED"
-        case .noMemory: return "RST_ERR_NOMEM"
-        case .state: return "RST_ERR_STATE"
-        case .limit: return "RST_ERR_LIMIT"
-        }
-    }
-
     public var description: String { cName }
 }
 

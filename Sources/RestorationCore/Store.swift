@@ -67,7 +67,7 @@ public struct StoreBytes {
 
     /// The bytes as a heap buffer the caller owns from now on (no copy when
     /// the store handed over its buffer; else a copy, and the hold released).
-    public func takeBuffer() -> UnsafeMutableRawBufferPointer {
+    func takeBuffer() -> UnsafeMutableRawBufferPointer {
         if let owned { return owned }
         let copy = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
         if let b = bytes.baseAddress, bytes.count > 0 { copy.copyMemory(from: b, byteCount: bytes.count) }

@@ -132,7 +132,7 @@ public enum TestExits {
         out += skipped.map { "{\"path\": \(json($0.path)), \"reason\": \(json($0.reason.cName)), \"detail\": \(json($0.detail))}" }
             .joined(separator: ", ")
         out += "], \"archive_bytes\": \(bytes), \"store\": \(json(store?.describe ?? "")), "
-        out += "\"status\": \(json(failure?.status.cName ?? "RST_OK")), \"error\": \(json(failure?.message ?? ""))"
+        out += "\"status\": \(json((failure?.status ?? .ok).cName)), \"error\": \(json(failure?.message ?? ""))"
         for (k, v) in extra { out += ", \(json(k)): \(v)" }
         return out + "}\n"
     }

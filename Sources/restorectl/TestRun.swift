@@ -106,7 +106,7 @@ struct DeathTest {
     /// The paths a report says were restored: the records of the file it
     /// restored, less the ones it skipped.
     private func restoredPaths(_ r: TestReport) -> Set<String> {
-        guard let path = archivePath, r.status == "RST_OK", r.reason != "RST_REASON_FIRST_LAUNCH" else { return [] }
+        guard let path = archivePath, r.status == Status.ok.cName, r.reason != RestoreReason.firstLaunch.cName else { return [] }
         let file = r.generation == 0 ? path : FileStore.generationPath(path, r.generation)
         guard let a = try? LoadedArchive.load(file) else { return [] }
         var paths = Set((0..<a.reader.recordCount).map { a.reader.path(ofRecord: $0) })
@@ -129,7 +129,7 @@ struct DeathTest {
             archivePath = f
         }
         baseline = restoredPaths(report)
-        if report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
+        if report.skipped.contains(where: { $0.reason == SkipReason.quarantined.cName }) { try heal(report) }
         // 2. No archive yet: run until the first save is in place.
         if !archiveState().exists {
             let (seedEnd, seedLog) = try launch("seed", env: ["RESTORATION_KILL_AT": KillPoint.saveReplaced.rawValue])
@@ -144,7 +144,7 @@ struct DeathTest {
         for p in points {
             lastRelaunch = nil
             results.points.append(try runPoint(p))
-            if let report = lastRelaunch, report.skipped.contains(where: { $0.reason == "RST_SKIP_QUARANTINED" }) { try heal(report) }
+            if let report = lastRelaunch, report.skipped.contains(where: { $0.reason == SkipReason.quarantined.cName }) { try heal(report) }
         }
         return results
     }
@@ -193,22 +193,22 @@ struct DeathTest {
         guard let report else { return fail("the relaunch wrote no report", "no_report") }
         lastRelaunch = report
         let skips = report.skipped.map { (path: $0.path, reason: $0.reason) }
-        let recovered = report.reason == "RST_REASON_RECOVER" || report.reason == "RST_REASON_FALLBACK"
-        let nothingYet = !before.exists && !after.exists && report.reason == "RST_REASON_FIRST_LAUNCH"
-            && (report.status == "RST_OK" || report.status == "RST_ERR_NOT_FOUND")
+        let recovered = report.reason == RestoreReason.recover.cName || report.reason == RestoreReason.fallback.cName
+        let nothingYet = !before.exists && !after.exists && report.reason == RestoreReason.firstLaunch.cName
+            && (report.status == Status.ok.cName || report.status == Status.notFound.cName)
         guard recovered || nothingYet else {
             var why = "the relaunch restored with \(report.reason), not RST_REASON_RECOVER or RST_REASON_FALLBACK"
-            if report.status != "RST_OK" { why += " (\(report.status): \(report.error))" }
+            if report.status != Status.ok.cName { why += " (\(report.status): \(report.error))" }
             var r = fail(why, "reason")
             r.skipped = skips
             return r
         }
-        let quarantined = report.skipped.filter { $0.reason == "RST_SKIP_QUARANTINED" }.map(\.path)
+        let quarantined = report.skipped.filter { $0.reason == SkipReason.quarantined.cName }.map(\.path)
         var expected: [String] = []
         for s in report.skipped {
             let underQuarantine = quarantined.contains { s.path == $0 || s.path.hasPrefix($0 + "/") }
             if p == .restoreDecoding && underQuarantine {
-                if s.reason == "RST_SKIP_QUARANTINED" { expected.append(s.path) }
+                if s.reason == SkipReason.quarantined.cName { expected.append(s.path) }
                 continue
             }
             if baseline.contains(s.path) {
@@ -233,8 +233,8 @@ struct DeathTest {
         }
         guard end == .exited(0) else { return fail("the relaunch \(end.text)") }
         guard let report else { return fail("the relaunch wrote no report") }
-        guard report.status == "RST_OK", report.reason != "RST_REASON_FIRST_LAUNCH", let path = archivePath else {
-            return fail("nothing was restored (\(report.reason)\(report.status == "RST_OK" ? "" : ", \(report.status): \(report.error)")); nothing to compare")
+        guard report.status == Status.ok.cName, report.reason != RestoreReason.firstLaunch.cName, let path = archivePath else {
+            return fail("nothing was restored (\(report.reason)\(report.status == Status.ok.cName ? "" : ", \(report.status): \(report.error)")); nothing to compare")
         }
         let file = report.generation == 0 ? path : FileStore.generationPath(path, report.generation)
         let saved: ArchiveDocument, again: ArchiveDocument

@@ -42,19 +42,7 @@ final class CABITests: XCTestCase {
                 XCTAssertTrue(r.succeeded, "\(header) as C++17:\n\(r)")
             }
         }
-        let use = dir.path + "/init.c"
-        try """
-        #define RST_PLUGIN
-        #include <restoration_plugin.h>
-        RST_PLUGIN_DEFINE_API;
-        static const rst_plugin_manifest manifest = {
-            RST_PLUGIN_ABI_VERSION, "p", "1", 0, NULL, NULL, NULL, RST_PLUGIN_MANIFEST_SIZE, 0, { 0 } };
-        int use(void);
-        int use(void) {
-            rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
-            return (int)o.version + (int)RST_PLUGIN_MANIFEST_HAS(&manifest, reserved);
-        }
-        """.write(toFile: use, atomically: true, encoding: .utf8)
+        let use = CTestPaths.sources + "/headers/init_macros.c"
         let r = try runProgram(cc, ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I", CTestPaths.include,
                                     "-c", use, "-o", dir.path + "/init.o"])
         XCTAssertTrue(r.succeeded, "RST_ENGINE_OPTIONS_INIT and the manifest macros in C99:\n\(r)")

@@ -8,85 +8,23 @@ import XCTest
 import Glibc
 #endif
 
+/// The text of C/<name>, next to this file: the C programs these tests
+/// compile, kept as C files (excluded from the target in Package.swift).
+private func cFixture(_ name: String) -> String {
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("C/" + name).path
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        fatalError("the C fixture \(path) cannot be read")
+    }
+    return text
+}
+
 enum Fixtures {
     /// A plugin: TabBar (creates its object), CountryDetail (always declines),
     /// Broken (a missing factory symbol: that class alone is rejected).
-    static let pluginSource = """
-        #define RST_PLUGIN
-        #include <restoration_plugin.h>
-        RST_PLUGIN_DEFINE_API;
-
-        static void tabs_decode(void *inst, rst_coder *c) { (void)inst; int64_t v; rst_decode_int(c, "selectedTab", &v); }
-        static void tabs_encode(void *inst, rst_coder *c) { (void)inst; rst_encode_string(c, "madeBy", "plugin"); }
-        static const rst_object_callbacks tabs_cb = { tabs_encode, tabs_decode, NULL, NULL };
-
-        RST_PLUGIN_EXPORT rst_object *make_tabs(rst_engine *e, rst_object *parent, const char *id, rst_coder *c) {
-            (void)c;
-            rst_object *o = NULL;
-            if (rst_register_object(e, id, parent, "TabBar", &tabs_cb, NULL, &o) != RST_OK) return NULL;
-            return o;
-        }
-        RST_PLUGIN_EXPORT rst_object *decline(const char *path) { (void)path; return NULL; }
-
-        static const rst_plugin_class classes[] = {
-            { "TabBar", "make_tabs", "EPIC" },
-            { "CountryDetail", "decline", "R" },
-            { "Broken", "no_such_symbol", "E" },
-        };
-        static const rst_plugin_manifest manifest = { RST_PLUGIN_ABI_VERSION, "testpanes", "1.0", 3, classes, NULL, NULL };
-
-        RST_PLUGIN_EXPORT const rst_plugin_manifest *rst_plugin_manifest_v1(const rst_host_api *api) {
-            RST_PLUGIN_INIT(api);
-            return &manifest;
-        }
-        """
+    static let pluginSource = cFixture("testpanes_plugin.c")
 
     /// A host that saves a small tree through librestoration.so.
-    static let hostSource = """
-        #include <restoration.h>
-        #include <stdio.h>
-        #include <stdlib.h>
-        static rst_object *detail;
-        #define CHECK(x) do { rst_status s_ = (x); if (s_ != RST_OK) { fprintf(stderr, "%s: %s\\n", #x, rst_last_error()); exit(1); } } while (0)
-        static void tabs_encode(void *i, rst_coder *c) {
-            (void)i;
-            CHECK(rst_encode_int(c, "selectedTab", 3));
-            CHECK(rst_encode_object(c, "current", detail));
-            CHECK(rst_encode_int(c, "big", INT64_MIN));
-        }
-        static void detail_encode(void *i, rst_coder *c) {
-            (void)i;
-            static const char *const rows[] = { "NL", "NO" };
-            static const int64_t ids[] = { 1, -2, 9007199254740993LL };
-            CHECK(rst_encode_string(c, "country", "NO"));
-            CHECK(rst_encode_double(c, "zoom", 0.1));
-            CHECK(rst_encode_bytes(c, "raw", "\\x01\\x02\\xff", 3));
-            CHECK(rst_encode_string_array(c, "rows", rows, 2));
-            CHECK(rst_encode_int_array(c, "ids", ids, 3));
-            CHECK(rst_encode_begin_record(c, "center"));
-            CHECK(rst_encode_double(c, "lat", 59.91));
-            CHECK(rst_encode_end_record(c));
-            CHECK(rst_encode_bool(c, "pinned", 0));
-        }
-        static const rst_object_callbacks tabs_cb = { tabs_encode, NULL, NULL, NULL };
-        static const rst_object_callbacks detail_cb = { detail_encode, NULL, NULL, NULL };
-        int main(int argc, char **argv) {
-            if (argc != 2) return 2;
-            rst_engine_options o = RST_ENGINE_OPTIONS_INIT;
-            o.archive_path = argv[1];
-            o.app_version = "9.9";
-            o.idiom = "kiosk";
-            rst_engine *e = NULL;
-            CHECK(rst_engine_create(&o, &e));
-            rst_object *tabs = NULL;
-            CHECK(rst_register_object(e, "Tabs", NULL, "TabBar", &tabs_cb, NULL, &tabs));
-            CHECK(rst_register_object(e, "Detail", tabs, "CountryDetail", &detail_cb, NULL, &detail));
-            CHECK(rst_register_object(e, "Settings", NULL, NULL, NULL, NULL, NULL));
-            CHECK(rst_save(e));
-            rst_engine_destroy(e);
-            return 0;
-        }
-        """
+    static let hostSource = cFixture("small_tree_host.c")
 
     /// Compiles `source` with cc; nil (and the reason) when that is impossible here.
     static func compile(_ source: String, to output: String, in dir: TempDir, shared: Bool) throws -> String? {
