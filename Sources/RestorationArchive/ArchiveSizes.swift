@@ -133,7 +133,7 @@ public struct RecordSizes: Sendable {
     public init(reader: ArchiveReader) {
         let n = reader.recordCount
         let info = reader.info
-        var start = ArchiveFormat.fixedHeaderBytes
+        var start = ArchiveHeader.infoOffset
         for s in [info.appVersion, info.systemVersion, info.idiom] {
             start += varintSize(UInt64(s.utf8.count)) + s.utf8.count
         }

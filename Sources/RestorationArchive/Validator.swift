@@ -114,7 +114,7 @@ struct Validator {
         n = count
         end = count - 4
         st = storage
-        pos = ArchiveFormat.fixedHeaderBytes
+        pos = ArchiveHeader.infoOffset
         // Placeholders until the real sizes are known (freed with the storage).
         func one<T>(_ t: T.Type) -> UnsafeMutablePointer<T> { UnsafeMutablePointer<T>.allocate(capacity: 1) }
         keys = one(StrRef.self); st.keys = keys
@@ -141,26 +141,28 @@ struct Validator {
         guard count >= fixed, let src = input.baseAddress else {
             throw ArchiveFailure.corrupt("archive is too short: \(count) bytes, but the fixed header alone is \(fixed) bytes, at byte 0")
         }
-        for i in 0..<8 where src.load(fromByteOffset: i, as: UInt8.self) != ArchiveFormat.magic[i] {
-            throw ArchiveFailure.corrupt("not a Restoration archive: wrong magic bytes at byte \(i)")
+        if let i = ArchiveHeader.magicMismatch(src) {
+            throw ArchiveFailure.corrupt("not a Restoration archive: wrong magic bytes at byte \(ArchiveHeader.magicOffset + i)")
         }
-        let version = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        let header = ArchiveHeader(reading: src)
+        let version = header.version
         if version != ArchiveFormat.version {
-            throw ArchiveFailure.version("unsupported format version \(version) at byte 8 (this reader supports version \(ArchiveFormat.version))")
+            throw ArchiveFailure.version("unsupported format version \(version) at byte \(ArchiveHeader.versionOffset) (this reader supports version \(ArchiveFormat.version))")
         }
-        let flags = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+        let flags = header.flags
         if flags & ~ArchiveFormat.knownFlags != 0 {
-            throw ArchiveFailure.version("unknown flags 0x\(String(flags & ~ArchiveFormat.knownFlags, radix: 16)) at byte 10 (this reader knows 0x\(String(ArchiveFormat.knownFlags, radix: 16)): record versions)")
+            throw ArchiveFailure.version("unknown flags 0x\(String(flags & ~ArchiveFormat.knownFlags, radix: 16)) at byte \(ArchiveHeader.flagsOffset) (this reader knows 0x\(String(ArchiveFormat.knownFlags, radix: 16)): record versions)")
         }
-        let total = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        let total = Int(header.length)
+        let lengthAt = ArchiveHeader.lengthOffset
         if total > count {
-            throw ArchiveFailure.corrupt("archive is truncated: total_len at byte 12 says \(total) bytes, but there are only \(count)")
+            throw ArchiveFailure.corrupt("archive is truncated: total_len at byte \(lengthAt) says \(total) bytes, but there are only \(count)")
         }
         if total < count {
-            throw ArchiveFailure.corrupt("archive has trailing bytes: total_len at byte 12 says \(total) bytes, but there are \(count)")
+            throw ArchiveFailure.corrupt("archive has trailing bytes: total_len at byte \(lengthAt) says \(total) bytes, but there are \(count)")
         }
         if count > ArchiveLimits.maxArchiveBytes {
-            throw ArchiveFailure.limit("archive is \(count) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes) bytes, at byte 12")
+            throw ArchiveFailure.limit("archive is \(count) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes) bytes, at byte \(lengthAt)")
         }
         if count < ArchiveFormat.minimumArchiveBytes {
             throw ArchiveFailure.corrupt("archive is truncated: \(count) bytes is shorter than the smallest archive (\(ArchiveFormat.minimumArchiveBytes) bytes) at byte \(count)")
