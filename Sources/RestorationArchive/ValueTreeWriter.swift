@@ -97,20 +97,6 @@ public func withPinnedStrings<R, E: Error>(_ strings: [String], _ body: ([Unsafe
     return try pinned(arena, ends, body)
 }
 
-/// Runs `body` with every byte array as a buffer, all pinned in one arena
-/// for the duration of the call.
-public func withPinnedStrings<R, E: Error>(_ elements: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws(E) -> R) throws(E) -> R {
-    var arena: [UInt8] = []
-    arena.reserveCapacity(elements.reduce(0) { $0 + $1.count })
-    var ends: [Int] = []
-    ends.reserveCapacity(elements.count)
-    for e in elements {
-        arena.append(contentsOf: e)
-        ends.append(arena.count)
-    }
-    return try pinned(arena, ends, body)
-}
-
 private func pinned<R, E: Error>(_ arena: [UInt8], _ ends: [Int], _ body: ([UnsafeRawBufferPointer]) throws(E) -> R) throws(E) -> R {
     let r: Result<R, E> = arena.withUnsafeBytes { all in
         var views: [UnsafeRawBufferPointer] = []
