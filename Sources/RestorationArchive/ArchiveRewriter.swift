@@ -400,27 +400,27 @@ public final class ArchiveRewriter {
         let base = src.baseAddress!
         let n = reader.recordCount
         // Where the sections of the (validated) original start.
-        var p = ArchiveHeader.infoOffset
+        var c = ArchiveCursor(base, at: ArchiveHeader.infoOffset)
         let limit = src.count - 4
         func skipString() throws(WriteFailure) {
-            guard let len = readVarint(base, &p, limit), len <= UInt64(limit - p) else { throw .state("the archive's layout changed") }
-            p += Int(len)
+            guard let len = c.length(limit) else { throw .state("the archive's layout changed") }
+            c.skip(len)
         }
         func varint() throws(WriteFailure) -> Int {
-            guard let v = readVarint(base, &p, limit), v <= UInt64(Int32.max) else { throw .state("the archive's layout changed") }
+            guard let v = c.varint(limit), v <= UInt64(Int32.max) else { throw .state("the archive's layout changed") }
             return Int(v)
         }
         for _ in 0..<3 { try skipString() }        // app_version, system_version, idiom
-        p += 8                                      // saved_at_ms
+        c.skip(8)                                   // saved_at_ms
         _ = try varint()                            // object_count
-        let infoEnd = p
+        let infoEnd = c.pos
         let keyCount = try varint(), nameCount = try varint()
         guard keyCount == reader.keyCount, nameCount == reader.nameCount else { throw .state("the archive's layout changed") }
-        let keysStart = p
+        let keysStart = c.pos
         for _ in 0..<keyCount { try skipString() }
-        let namesStart = p
+        let namesStart = c.pos
         for _ in 0..<nameCount { try skipString() }
-        let recordsStart = p
+        let recordsStart = c.pos
 
         var header = ArchiveHeader(reading: base)
         let oldFlags = header.flags

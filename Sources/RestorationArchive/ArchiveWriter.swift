@@ -720,11 +720,10 @@ public struct ArchiveWriter {
     /// index), read back from its header. Valid until the next `reset`.
     public func recordHeader(_ i: Int) -> (identifier: UInt32, parent: Int?, className: UInt32?) {
         let c = _box.core.pointee
-        var pos = Int(c.recordStarts[i])
-        let base = UnsafeRawPointer(c.out)
-        let id = readVarint(base, &pos, c.count) ?? 0
-        let delta = readVarint(base, &pos, c.count) ?? 0
-        let cls = readVarint(base, &pos, c.count) ?? 0
+        var r = ArchiveCursor(UnsafeRawPointer(c.out), at: Int(c.recordStarts[i]))
+        let id = r.varint(c.count) ?? 0
+        let delta = r.varint(c.count) ?? 0
+        let cls = r.varint(c.count) ?? 0
         return (UInt32(truncatingIfNeeded: id), delta == 0 ? nil : i - Int(delta), cls == 0 ? nil : UInt32(truncatingIfNeeded: cls - 1))
     }
 
