@@ -189,7 +189,7 @@ public final class RestorationCoder {
     public func encode(_ value: [String], forKey key: String) throws(RestorationError) {
         try check()
         try withKey(key) { (k) throws(RestorationFailure) in
-            try withStringBuffers(value) { (b) throws(RestorationFailure) in try coder.encodeStringArray(k, b) }
+            try withPinnedStrings(value) { (b) throws(RestorationFailure) in try coder.encodeStringArray(k, b) }
         }
     }
 
@@ -617,7 +617,7 @@ public final class RestorationCoder {
             try encodeInts(a, key)
         case .stringArray(let a):
             try withKey(key) { (k) throws(RestorationFailure) in
-                try withStringBuffers(a) { (b) throws(RestorationFailure) in try coder.encodeStringArray(k, b) }
+                try withPinnedStrings(a) { (b) throws(RestorationFailure) in try coder.encodeStringArray(k, b) }
             }
         case .record(let fields):
             try withKey(key) { (k) throws(RestorationFailure) in try coder.encodeBeginRecord(k) }
@@ -749,23 +749,6 @@ func withBytes<R>(_ d: Data, _ body: (UnsafeRawBufferPointer) throws(Restoration
 func withInt64Buffer<R>(_ a: [Int64], _ body: (UnsafeBufferPointer<Int64>) throws(RestorationFailure) -> R) throws(RestorationFailure) -> R {
     let r: Result<R, RestorationFailure> = a.withUnsafeBufferPointer { buf in
         do throws(RestorationFailure) { return .success(try body(buf)) } catch { return .failure(error) }
-    }
-    return try r.get()
-}
-
-/// Lays the strings out in one buffer and passes a view of each element.
-func withStringBuffers<R>(_ strings: [String], _ body: ([UnsafeRawBufferPointer]) throws(RestorationFailure) -> R) throws(RestorationFailure) -> R {
-    var storage: [UInt8] = []
-    var ranges: [Range<Int>] = []
-    ranges.reserveCapacity(strings.count)
-    for s in strings {
-        let start = storage.count
-        storage.append(contentsOf: s.utf8)
-        ranges.append(start..<storage.count)
-    }
-    let r: Result<R, RestorationFailure> = storage.withUnsafeBytes { all in
-        let views = ranges.map { UnsafeRawBufferPointer(rebasing: all[$0]) }
-        do throws(RestorationFailure) { return .success(try body(views)) } catch { return .failure(error) }
     }
     return try r.get()
 }

@@ -241,94 +241,72 @@ public struct ArchiveDocument: Equatable, Sendable {
     }
 
     func writeEntries(_ entries: [ArchiveEntry], _ w: inout ArchiveWriter, object i: Int, trail: [String]) throws(WriteFailure) {
+        try ValueTreeWriter(DocumentTreePolicy(document: self, object: i)).write(entries, &w, trail: trail)
+    }
+}
+
+/// ArchiveDocument's values are checked as the reader would check them,
+/// and every failure names the object index, its path and the key path.
+struct DocumentTreePolicy: ValueTreePolicy {
+    let document: ArchiveDocument
+    let object: Int
+
+    func place(_ trail: [String], _ key: String) -> String {
+        "object \(object) (\(document.path(of: object))), key '\((trail + [key]).joined(separator: "."))'"
+    }
+
+    func check(record entries: [ArchiveEntry], trail: [String]) throws(WriteFailure) {
         if entries.count > ArchiveLimits.maxValuesPerRecord {
-            throw WriteFailure.limit("object \(i) (\(path(of: i)))\(trail.isEmpty ? "" : ", key '\(trail.joined(separator: "."))'"): \(entries.count) values in one record, more than \(ArchiveLimits.maxValuesPerRecord)")
-        }
-        for e in entries {
-            let keyPath = (trail + [e.key]).joined(separator: ".")
-            func fail(_ what: String) -> WriteFailure {
-                .state("object \(i) (\(path(of: i))), key '\(keyPath)': \(what)")
-            }
-            let kb = e.key.utf8.count
-            if kb == 0 { throw fail("the key is empty") }
-            if kb > ArchiveLimits.maxKeyBytes {
-                throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': the key has \(kb) bytes, more than \(ArchiveLimits.maxKeyBytes)")
-            }
-            if e.key.utf8.contains(0) { throw fail("the key contains a NUL byte") }
-            let k = ArchiveDocument.intern(e.key, &w, key: true)
-            if w.rawTag(ofKey: k) != nil { throw fail("the key appears twice in the same record") }
-            do throws(WriteFailure) {
-                switch e.value {
-                case .bool(let b): try w.writeBool(k, b)
-                case .int(let v): try w.writeInt(k, v)
-                case .double(let d): try w.writeDouble(k, d)
-                case .string(var s):
-                    if s.utf8.contains(0) { throw fail("the string contains a NUL byte") }
-                    try typed { try s.withUTF8 { u in try w.writeString(k, UnsafeRawBufferPointer(u)) } }
-                case .bytes(let b):
-                    try typed { try b.withUnsafeBytes { u in try w.writeBytes(k, u) } }
-                case .osString(let b):
-                    if b.contains(0) { throw fail("the OS string contains a NUL byte") }
-                    try typed { try b.withUnsafeBytes { u in try w.writeOSString(k, u) } }
-                case .object(let r):
-                    if r < 0 || r >= objects.count {
-                        throw fail("the object reference \(r) is out of range (\(objects.count) objects)")
-                    }
-                    try w.writeObject(k, record: r)
-                case .objectArray(let a):
-                    for r in a where r < 0 || r >= objects.count {
-                        throw fail("the object array element \(r) is out of range (\(objects.count) objects)")
-                    }
-                    try a.withUnsafeBufferPointer { u throws(WriteFailure) in try w.writeObjectArray(k, records: u) }
-                case .intArray(let a):
-                    try typed { try a.withUnsafeBufferPointer { u in try w.writeIntArray(k, u) } }
-                case .stringArray(let a):
-                    var utf8: [[UInt8]] = []
-                    utf8.reserveCapacity(a.count)
-                    for (n, s) in a.enumerated() {
-                        if s.utf8.contains(0) { throw fail("string array element \(n) contains a NUL byte") }
-                        utf8.append(Array(s.utf8))
-                    }
-                    try ArchiveDocument.writeStringArray(k, utf8, &w)
-                case .record(let sub):
-                    if trail.count + 1 > ArchiveLimits.maxRecordDepth {
-                        throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': nested records deeper than \(ArchiveLimits.maxRecordDepth)")
-                    }
-                    try w.beginRecord(k)
-                    try writeEntries(sub, &w, object: i, trail: trail + [e.key])
-                    try w.endRecord()
-                case .unknown(let tag, let payload):
-                    if !ValueTag.isOpaque(rawTag: tag) { throw fail("unknown value tag \(tag) is not an opaque tag (\(ValueTag.opaqueRawTags))") }
-                    try typed { try payload.withUnsafeBytes { u in try w.writeUnknown(k, tag: tag, payload: u) } }
-                }
-            } catch {
-                switch error {
-                case .duplicateKey: throw fail("the key appears twice in the same record")
-                case .limit(let m) where !m.hasPrefix("object "):
-                    throw WriteFailure.limit("object \(i) (\(path(of: i))), key '\(keyPath)': \(m)")
-                default: throw error
-                }
-            }
+            throw WriteFailure.limit("object \(object) (\(document.path(of: object)))\(trail.isEmpty ? "" : ", key '\(trail.joined(separator: "."))'"): \(entries.count) values in one record, more than \(ArchiveLimits.maxValuesPerRecord)")
         }
     }
 
-    static func writeStringArray(_ k: UInt32, _ elements: [[UInt8]], _ w: inout ArchiveWriter) throws(WriteFailure) {
-        // Pin every element's storage for the duration of the call.
-        var pointers: [UnsafeRawBufferPointer] = []
-        pointers.reserveCapacity(elements.count)
-        let total = elements.reduce(0) { $0 + $1.count }
-        var arena = [UInt8]()
-        arena.reserveCapacity(total)
-        for e in elements { arena.append(contentsOf: e) }
-        try typed {
-            try arena.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
-                var off = 0
-                for e in elements {
-                    pointers.append(UnsafeRawBufferPointer(rebasing: all[off..<(off + e.count)]))
-                    off += e.count
-                }
-                try w.writeStringArray(k, pointers)
+    func key(for e: ArchiveEntry, _ w: inout ArchiveWriter, trail: [String]) throws(WriteFailure) -> UInt32 {
+        func fail(_ what: String) -> WriteFailure { .state("\(place(trail, e.key)): \(what)") }
+        let kb = e.key.utf8.count
+        if kb == 0 { throw fail("the key is empty") }
+        if kb > ArchiveLimits.maxKeyBytes {
+            throw WriteFailure.limit("\(place(trail, e.key)): the key has \(kb) bytes, more than \(ArchiveLimits.maxKeyBytes)")
+        }
+        if e.key.utf8.contains(0) { throw fail("the key contains a NUL byte") }
+        let k = ArchiveDocument.intern(e.key, &w, key: true)
+        if w.rawTag(ofKey: k) != nil { throw fail("the key appears twice in the same record") }
+        let objects = document.objects.count
+        switch e.value {
+        case .string(let s):
+            if s.utf8.contains(0) { throw fail("the string contains a NUL byte") }
+        case .osString(let b):
+            if b.contains(0) { throw fail("the OS string contains a NUL byte") }
+        case .object(let r):
+            if r < 0 || r >= objects {
+                throw fail("the object reference \(r) is out of range (\(objects) objects)")
             }
+        case .objectArray(let a):
+            for r in a where r < 0 || r >= objects {
+                throw fail("the object array element \(r) is out of range (\(objects) objects)")
+            }
+        case .stringArray(let a):
+            for (n, s) in a.enumerated() where s.utf8.contains(0) {
+                throw fail("string array element \(n) contains a NUL byte")
+            }
+        case .record:
+            if trail.count + 1 > ArchiveLimits.maxRecordDepth {
+                throw WriteFailure.limit("\(place(trail, e.key)): nested records deeper than \(ArchiveLimits.maxRecordDepth)")
+            }
+        case .unknown(let tag, _):
+            if !ValueTag.isOpaque(rawTag: tag) { throw fail("unknown value tag \(tag) is not an opaque tag (\(ValueTag.opaqueRawTags))") }
+        case .bool, .int, .double, .bytes, .intArray:
+            break
+        }
+        return k
+    }
+
+    func failure(_ error: WriteFailure, writing e: ArchiveEntry, trail: [String]) -> WriteFailure {
+        switch error {
+        case .duplicateKey: return .state("\(place(trail, e.key)): the key appears twice in the same record")
+        case .limit(let m) where !m.hasPrefix("object "):
+            return .limit("\(place(trail, e.key)): \(m)")
+        default: return error
         }
     }
 }

@@ -258,29 +258,27 @@ public final class ArchiveReader {
     /// does not fit (only possible for a position that is not a field start).
     @inlinable @inline(__always)
     func _field(at pos: Int, limit: Int) -> Field? {
-        var p = pos
-        let h = _base.load(fromByteOffset: p, as: UInt8.self)
-        p &+= 1
+        var c = ArchiveCursor(_base, at: pos)
+        let h = c.byte()
         var key = UInt32(h &>> 4)
         let tag = h & 0x0F
         if _slowPath(key == 15) {
-            guard let ext = readVarint(_base, &p, limit) else { return nil }
+            guard let ext = c.varint(limit) else { return nil }
             key = UInt32(truncatingIfNeeded: ext &+ 15)
         }
-        let payload = p
+        let payload = c.pos
         let end: Int
         switch PayloadShape.of(rawTag: tag) {
         case .none:
-            end = p
+            end = c.pos
         case .zigzag, .recordIndex:
-            guard readVarint(_base, &p, limit) != nil else { return nil }
-            end = p
+            guard c.varint(limit) != nil else { return nil }
+            end = c.pos
         case .fixed64:
-            end = p &+ 8
+            end = c.pos &+ 8
         case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
-            guard let len = readVarint(_base, &p, limit), len <= UInt64(max(0, limit &- p)) else { return nil }
-            end = p &+ Int(truncatingIfNeeded: len)
-            return Field(key: key, rawTag: tag, payload: p, end: end)
+            guard let len = c.length(limit) else { return nil }
+            return Field(key: key, rawTag: tag, payload: c.pos, end: c.pos &+ len)
         }
         if _slowPath(end > limit) { return nil }
         return Field(key: key, rawTag: tag, payload: payload, end: end)
@@ -340,8 +338,8 @@ public final class ArchiveReader {
     @inlinable public func bool(_ f: Field) -> Bool { f.rawTag == ValueTag.boolTrue.rawValue }
 
     @inlinable public func int(_ f: Field) -> Int64 {
-        var p = f.payload
-        return unzigzag(readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        return unzigzag(c.varint(min(f.end, _byteCount)) ?? 0)
     }
 
     @inlinable public func double(_ f: Field) -> Double {
@@ -363,46 +361,46 @@ public final class ArchiveReader {
     }
 
     @inlinable public func objectRecord(_ f: Field) -> Int {
-        var p = f.payload
-        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)
     }
 
     @inlinable public func intArrayCount(_ f: Field) -> Int {
-        var p = f.payload
-        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)
     }
 
     /// Copies the elements into `buffer` (at most buffer.count of them).
     @inlinable public func intArray(_ f: Field, into buffer: UnsafeMutableBufferPointer<Int64>) {
         let limit = min(f.end, _byteCount)
-        var p = f.payload
-        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        let count = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
         let n = min(count, buffer.count)
         var i = 0
         while i < n {
-            buffer[i] = unzigzag(readVarint(_base, &p, limit) ?? 0)
+            buffer[i] = unzigzag(c.varint(limit) ?? 0)
             i &+= 1
         }
     }
 
     @inlinable public func stringArrayCount(_ f: Field) -> Int {
-        var p = f.payload
-        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)
     }
 
     /// Element `index` of a string array, nil if out of range. O(index): to
     /// read them all, use `forEachStringArrayElement`.
     @inlinable public func stringArrayElement(_ f: Field, at index: Int) -> UnsafeRawBufferPointer? {
         let limit = min(f.end, _byteCount)
-        var p = f.payload
-        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        let count = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
         guard index >= 0 && index < count else { return nil }
         var i = 0
         while true {
-            let len = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
-            guard len >= 0 && len <= limit &- p else { return nil }
-            if i == index { return UnsafeRawBufferPointer(start: _base + p, count: len) }
-            p &+= len
+            let len = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
+            guard len >= 0 && len <= c.remaining(limit) else { return nil }
+            if i == index { return c.bytes(len) }
+            c.skip(len)
             i &+= 1
         }
     }
@@ -410,30 +408,30 @@ public final class ArchiveReader {
     /// Every element of a string array, in order.
     @inlinable public func forEachStringArrayElement(_ f: Field, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         let limit = min(f.end, _byteCount)
-        var p = f.payload
-        var count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        var count = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
         while count > 0 {
-            let len = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
-            guard len >= 0 && len <= limit &- p else { return }
-            try body(UnsafeRawBufferPointer(start: _base + p, count: len))
-            p &+= len
+            let len = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
+            guard len >= 0 && len <= c.remaining(limit) else { return }
+            try body(c.bytes(len))
+            c.skip(len)
             count &-= 1
         }
     }
 
     /// v1.1: the number of elements of an object array.
     @inlinable public func objectArrayCount(_ f: Field) -> Int {
-        var p = f.payload
-        return Int(truncatingIfNeeded: readVarint(_base, &p, min(f.end, _byteCount)) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)
     }
 
     /// v1.1: every record index of an object array, in order.
     @inlinable public func forEachObjectArrayElement(_ f: Field, _ body: (Int) throws -> Void) rethrows {
         let limit = min(f.end, _byteCount)
-        var p = f.payload
-        var count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        var count = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
         while count > 0 {
-            guard let v = readVarint(_base, &p, limit) else { return }
+            guard let v = c.varint(limit) else { return }
             try body(Int(truncatingIfNeeded: v))
             count &-= 1
         }
@@ -442,12 +440,12 @@ public final class ArchiveReader {
     /// v1.1: element `index` of an object array (a record index), nil when out of range.
     @inlinable public func objectArrayElement(_ f: Field, at index: Int) -> Int? {
         let limit = min(f.end, _byteCount)
-        var p = f.payload
-        let count = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        var c = ArchiveCursor(_base, at: f.payload)
+        let count = Int(truncatingIfNeeded: c.varint(limit) ?? 0)
         guard index >= 0 && index < count else { return nil }
         var i = 0
         while true {
-            guard let v = readVarint(_base, &p, limit) else { return nil }
+            guard let v = c.varint(limit) else { return nil }
             if i == index { return Int(truncatingIfNeeded: v) }
             i &+= 1
         }

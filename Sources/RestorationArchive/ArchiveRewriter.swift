@@ -400,29 +400,30 @@ public final class ArchiveRewriter {
         let base = src.baseAddress!
         let n = reader.recordCount
         // Where the sections of the (validated) original start.
-        var p = ArchiveFormat.fixedHeaderBytes
+        var c = ArchiveCursor(base, at: ArchiveHeader.infoOffset)
         let limit = src.count - 4
         func skipString() throws(WriteFailure) {
-            guard let len = readVarint(base, &p, limit), len <= UInt64(limit - p) else { throw .state("the archive's layout changed") }
-            p += Int(len)
+            guard let len = c.length(limit) else { throw .state("the archive's layout changed") }
+            c.skip(len)
         }
         func varint() throws(WriteFailure) -> Int {
-            guard let v = readVarint(base, &p, limit), v <= UInt64(Int32.max) else { throw .state("the archive's layout changed") }
+            guard let v = c.varint(limit), v <= UInt64(Int32.max) else { throw .state("the archive's layout changed") }
             return Int(v)
         }
         for _ in 0..<3 { try skipString() }        // app_version, system_version, idiom
-        p += 8                                      // saved_at_ms
+        c.skip(8)                                   // saved_at_ms
         _ = try varint()                            // object_count
-        let infoEnd = p
+        let infoEnd = c.pos
         let keyCount = try varint(), nameCount = try varint()
         guard keyCount == reader.keyCount, nameCount == reader.nameCount else { throw .state("the archive's layout changed") }
-        let keysStart = p
+        let keysStart = c.pos
         for _ in 0..<keyCount { try skipString() }
-        let namesStart = p
+        let namesStart = c.pos
         for _ in 0..<nameCount { try skipString() }
-        let recordsStart = p
+        let recordsStart = c.pos
 
-        let oldFlags = UInt16(base.load(fromByteOffset: 10, as: UInt8.self)) | UInt16(base.load(fromByteOffset: 11, as: UInt8.self)) << 8
+        var header = ArchiveHeader(reading: base)
+        let oldFlags = header.flags
         let flags = oldFlags | ArchiveFormat.flagRecordVersions
         let carry = oldFlags & ArchiveFormat.flagRecordCarry != 0
         let addedBytes = addedKeys.reduce(0) { $0 + $1.count + 10 }
@@ -440,10 +441,9 @@ public final class ArchiveRewriter {
         }
         @inline(__always) func putVar(_ x: UInt64) { o += putVarint(out + o, x) }
 
-        put(base, 10)                                        // magic, version
-        out.storeBytes(of: flags.littleEndian, toByteOffset: 10, as: UInt16.self)
-        o = ArchiveFormat.fixedHeaderBytes                  // total_len below
-        put(base + ArchiveFormat.fixedHeaderBytes, infoEnd - ArchiveFormat.fixedHeaderBytes)
+        header.flags = flags
+        o = ArchiveHeader.infoOffset                        // the header below, with total_len
+        put(base + ArchiveHeader.infoOffset, infoEnd - ArchiveHeader.infoOffset)
         putVar(UInt64(keyCount + addedKeys.count))
         putVar(UInt64(nameCount))
         var layout = Layout(bytes: UnsafeMutableRawBufferPointer(start: out, count: 0))
@@ -492,7 +492,8 @@ public final class ArchiveRewriter {
             out.deallocate()
             throw .limit("the archive would take \(total) bytes, more than \(ArchiveLimits.maxArchiveBytes) (RST_MAX_ARCHIVE_BYTES)")
         }
-        out.storeBytes(of: UInt32(total).littleEndian, toByteOffset: 12, as: UInt32.self)
+        header.length = UInt32(total)
+        header.write(to: out)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: out, count: o))
         out.storeBytes(of: crc.littleEndian, toByteOffset: o, as: UInt32.self)
         layout.bytes = UnsafeMutableRawBufferPointer(start: out, count: total)

@@ -74,25 +74,25 @@ public struct TrimmedList: Equatable, Sendable {
     /// and class names must be text, paths non-empty).
     public init?(payload b: UnsafeRawBufferPointer) {
         guard let base = b.baseAddress else { return nil }
-        var pos = 0
+        var c = ArchiveCursor(base, at: 0)
         let end = b.count
-        guard let budget = readVarint(base, &pos, end), let count = readVarint(base, &pos, end) else { return nil }
+        guard let budget = c.varint(end), let count = c.varint(end) else { return nil }
         // Each entry takes at least 3 bytes (a path of one byte, an empty class).
-        guard count <= UInt64((end - pos) / 3) else { return nil }
+        guard count <= UInt64(c.remaining(end) / 3) else { return nil }
         var entries: [Entry] = []
         entries.reserveCapacity(Int(count))
         func text() -> String? {
-            guard let n = readVarint(base, &pos, end), n <= UInt64(end - pos) else { return nil }
-            let s = UnsafeRawBufferPointer(start: base + pos, count: Int(n))
+            guard let n = c.length(end) else { return nil }
+            let s = c.bytes(n)
             guard isValidArchiveText(s) else { return nil }
-            pos += Int(n)
+            c.skip(n)
             return String(decoding: s, as: UTF8.self)
         }
         for _ in 0..<Int(count) {
             guard let path = text(), !path.isEmpty, let cls = text() else { return nil }
             entries.append(Entry(path: path, className: cls))
         }
-        guard pos == end else { return nil }
+        guard c.pos == end else { return nil }
         self.init(budget: budget, entries: entries)
     }
 
@@ -126,7 +126,7 @@ public struct RecordSizes: Sendable {
     public init(reader: ArchiveReader) {
         let n = reader.recordCount
         let info = reader.info
-        var start = ArchiveFormat.fixedHeaderBytes
+        var start = ArchiveHeader.infoOffset
         for s in [info.appVersion, info.systemVersion, info.idiom] {
             start += varintSize(UInt64(s.utf8.count)) + s.utf8.count
         }

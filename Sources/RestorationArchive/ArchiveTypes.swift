@@ -221,7 +221,7 @@ public enum ArchiveFormat {
     /// The flags this reader understands.
     public static let knownFlags: UInt16 = flagRecordVersions | flagRecordCarry
     /// magic(8) + version(2) + flags(2) + total_len(4).
-    public static let fixedHeaderBytes: Int = 16
+    public static let fixedHeaderBytes: Int = ArchiveHeader.size
     /// The smallest well-formed archive: the fixed header, an info block with
     /// three empty strings (3), saved_at_ms (8) and object_count (1), two
     /// string-table counts (2) and the checksum (4).

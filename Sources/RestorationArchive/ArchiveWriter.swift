@@ -565,7 +565,7 @@ struct WriterCore {
             + 8 + varintSize(UInt64(recordCount))
         let tableBytes = varintSize(UInt64(keys.count)) + varintSize(UInt64(names.count))
             + keys.encodedSize + names.encodedSize
-        let total = ArchiveFormat.fixedHeaderBytes + infoBytes + tableBytes + count + 4
+        let total = ArchiveHeader.size + infoBytes + tableBytes + count + 4
         if total > ArchiveLimits.maxArchiveBytes {
             throw WriteFailure.limit("the archive would be \(total) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes)")
         }
@@ -580,16 +580,9 @@ struct WriterCore {
         let recordBytes = count
         let n = recordCount
         let keys = self.keys, names = self.names
-        var p = base
-        for b in ArchiveFormat.magic {
-            p.storeBytes(of: b, as: UInt8.self)
-            p += 1
-        }
-        p.storeBytes(of: ArchiveFormat.version.littleEndian, as: UInt16.self)
         let flags = (recordVersions ? ArchiveFormat.flagRecordVersions : 0) | (recordCarry ? ArchiveFormat.flagRecordCarry : 0)
-        p.storeBytes(of: flags.littleEndian, toByteOffset: 2, as: UInt16.self)
-        p.storeBytes(of: UInt32(truncatingIfNeeded: total).littleEndian, toByteOffset: 4, as: UInt32.self)
-        p += 8
+        ArchiveHeader(flags: flags, length: UInt32(truncatingIfNeeded: total)).write(to: base)
+        var p = base + ArchiveHeader.infoOffset
         func putString(_ s: inout String) {
             s.withUTF8 { u in
                 p += putVarint(p, UInt64(u.count))
@@ -727,11 +720,10 @@ public struct ArchiveWriter {
     /// index), read back from its header. Valid until the next `reset`.
     public func recordHeader(_ i: Int) -> (identifier: UInt32, parent: Int?, className: UInt32?) {
         let c = _box.core.pointee
-        var pos = Int(c.recordStarts[i])
-        let base = UnsafeRawPointer(c.out)
-        let id = readVarint(base, &pos, c.count) ?? 0
-        let delta = readVarint(base, &pos, c.count) ?? 0
-        let cls = readVarint(base, &pos, c.count) ?? 0
+        var r = ArchiveCursor(UnsafeRawPointer(c.out), at: Int(c.recordStarts[i]))
+        let id = r.varint(c.count) ?? 0
+        let delta = r.varint(c.count) ?? 0
+        let cls = r.varint(c.count) ?? 0
         return (UInt32(truncatingIfNeeded: id), delta == 0 ? nil : i - Int(delta), cls == 0 ? nil : UInt32(truncatingIfNeeded: cls - 1))
     }
 

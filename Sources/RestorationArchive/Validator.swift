@@ -70,13 +70,19 @@ final class ReaderStorage {
 }
 
 struct Validator {
-    let b: UnsafeRawPointer
+    /// Where parsing is (ArchiveCursor: bounded reads).
+    var cursor: ArchiveCursor
     /// Total bytes.
     let n: Int
     /// Where the checksum starts.
     let end: Int
     let st: ReaderStorage
-    var pos: Int
+
+    var b: UnsafeRawPointer { @inline(__always) get { cursor.base } }
+    var pos: Int {
+        @inline(__always) get { cursor.pos }
+        @inline(__always) set { cursor.pos = newValue }
+    }
 
     var keyCount = 0
     var nameCount = 0
@@ -110,11 +116,10 @@ struct Validator {
     var bigSets = [Set<UInt32>](repeating: [], count: ArchiveLimits.maxRecordDepth + 1)
 
     init(bytes: UnsafeRawPointer, count: Int, storage: ReaderStorage) {
-        b = bytes
+        cursor = ArchiveCursor(bytes, at: ArchiveHeader.infoOffset)
         n = count
         end = count - 4
         st = storage
-        pos = ArchiveFormat.fixedHeaderBytes
         // Placeholders until the real sizes are known (freed with the storage).
         func one<T>(_ t: T.Type) -> UnsafeMutablePointer<T> { UnsafeMutablePointer<T>.allocate(capacity: 1) }
         keys = one(StrRef.self); st.keys = keys
@@ -141,26 +146,28 @@ struct Validator {
         guard count >= fixed, let src = input.baseAddress else {
             throw ArchiveFailure.corrupt("archive is too short: \(count) bytes, but the fixed header alone is \(fixed) bytes, at byte 0")
         }
-        for i in 0..<8 where src.load(fromByteOffset: i, as: UInt8.self) != ArchiveFormat.magic[i] {
-            throw ArchiveFailure.corrupt("not a Restoration archive: wrong magic bytes at byte \(i)")
+        if let i = ArchiveHeader.magicMismatch(src) {
+            throw ArchiveFailure.corrupt("not a Restoration archive: wrong magic bytes at byte \(ArchiveHeader.magicOffset + i)")
         }
-        let version = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        let header = ArchiveHeader(reading: src)
+        let version = header.version
         if version != ArchiveFormat.version {
-            throw ArchiveFailure.version("unsupported format version \(version) at byte 8 (this reader supports version \(ArchiveFormat.version))")
+            throw ArchiveFailure.version("unsupported format version \(version) at byte \(ArchiveHeader.versionOffset) (this reader supports version \(ArchiveFormat.version))")
         }
-        let flags = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+        let flags = header.flags
         if flags & ~ArchiveFormat.knownFlags != 0 {
-            throw ArchiveFailure.version("unknown flags 0x\(String(flags & ~ArchiveFormat.knownFlags, radix: 16)) at byte 10 (this reader knows 0x\(String(ArchiveFormat.knownFlags, radix: 16)): record versions)")
+            throw ArchiveFailure.version("unknown flags 0x\(String(flags & ~ArchiveFormat.knownFlags, radix: 16)) at byte \(ArchiveHeader.flagsOffset) (this reader knows 0x\(String(ArchiveFormat.knownFlags, radix: 16)): record versions)")
         }
-        let total = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        let total = Int(header.length)
+        let lengthAt = ArchiveHeader.lengthOffset
         if total > count {
-            throw ArchiveFailure.corrupt("archive is truncated: total_len at byte 12 says \(total) bytes, but there are only \(count)")
+            throw ArchiveFailure.corrupt("archive is truncated: total_len at byte \(lengthAt) says \(total) bytes, but there are only \(count)")
         }
         if total < count {
-            throw ArchiveFailure.corrupt("archive has trailing bytes: total_len at byte 12 says \(total) bytes, but there are \(count)")
+            throw ArchiveFailure.corrupt("archive has trailing bytes: total_len at byte \(lengthAt) says \(total) bytes, but there are \(count)")
         }
         if count > ArchiveLimits.maxArchiveBytes {
-            throw ArchiveFailure.limit("archive is \(count) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes) bytes, at byte 12")
+            throw ArchiveFailure.limit("archive is \(count) bytes, more than the limit of \(ArchiveLimits.maxArchiveBytes) bytes, at byte \(lengthAt)")
         }
         if count < ArchiveFormat.minimumArchiveBytes {
             throw ArchiveFailure.corrupt("archive is truncated: \(count) bytes is shorter than the smallest archive (\(ArchiveFormat.minimumArchiveBytes) bytes) at byte \(count)")
@@ -247,13 +254,13 @@ struct Validator {
     /// naming `what` and why it could not be read.
     @inline(__always)
     mutating func varint(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> UInt64 {
-        if let v = readVarint(b, &pos, limit) { return v }
+        if let v = cursor.varint(limit) { return v }
         throw varintFailure(limit, what)
     }
 
     @inline(never)
     func varintFailure(_ limit: Int, _ what: StaticString) -> ArchiveFailure {
-        switch varintProblem(b, at: pos, limit) {
+        switch cursor.varintProblem(limit) {
         case .cutOff:
             return corrupt("\(what) is cut off by the end of \(limit == end ? "the records" : "its enclosing value")", at: pos)
         case .tooLong: return corrupt("\(what) is a varint longer than 10 bytes", at: pos)
@@ -266,8 +273,8 @@ struct Validator {
     mutating func length(_ limit: Int, _ what: StaticString) throws(ArchiveFailure) -> Int {
         let at = pos
         let v = try varint(limit, what)
-        if v > UInt64(limit &- pos) {
-            throw corrupt("\(what) \(v) runs past the end of \(limit == end ? "the records" : "its enclosing value") (\(limit &- pos) bytes remain)", at: at)
+        if v > UInt64(cursor.remaining(limit)) {
+            throw corrupt("\(what) \(v) runs past the end of \(limit == end ? "the records" : "its enclosing value") (\(cursor.remaining(limit)) bytes remain)", at: at)
         }
         return Int(truncatingIfNeeded: v)
     }
@@ -301,9 +308,9 @@ struct Validator {
         let app = try infoString("app_version")
         let sys = try infoString("system_version")
         let idiom = try infoString("idiom")
-        if end - pos < 8 { throw corrupt("saved_at_ms is cut off by the checksum", at: pos) }
+        if cursor.remaining(end) < 8 { throw corrupt("saved_at_ms is cut off by the checksum", at: pos) }
         let savedAt = Int64(littleEndian: b.loadUnaligned(fromByteOffset: pos, as: Int64.self))
-        pos += 8
+        cursor.skip(8)
         let ocAt = pos
         let oc = try varint(end, "object_count")
         if oc > UInt64(ArchiveLimits.maxObjects) {
@@ -322,13 +329,13 @@ struct Validator {
         if len > UInt64(ArchiveLimits.maxInfoStringBytes) {
             throw limit("\(what) is \(len) bytes, more than the limit of \(ArchiveLimits.maxInfoStringBytes)", at: at)
         }
-        if len > UInt64(end - pos) {
-            throw corrupt("\(what) length \(len) runs past the end of the archive (\(end - pos) bytes remain)", at: at)
+        if len > UInt64(cursor.remaining(end)) {
+            throw corrupt("\(what) length \(len) runs past the end of the archive (\(cursor.remaining(end)) bytes remain)", at: at)
         }
         let l = Int(len)
         try checkText(l, what)
-        let s = String(decoding: UnsafeRawBufferPointer(start: b + pos, count: l), as: UTF8.self)
-        pos += l
+        let s = String(decoding: cursor.bytes(l), as: UTF8.self)
+        cursor.skip(l)
         return s
     }
 
@@ -336,17 +343,17 @@ struct Validator {
         let kcAt = pos
         let kc = try varint(end, "key_count")
         // Every entry takes at least one byte.
-        if kc > UInt64(end - pos) {
-            throw corrupt("key_count \(kc) cannot fit in the \(end - pos) bytes that remain", at: kcAt)
+        if kc > UInt64(cursor.remaining(end)) {
+            throw corrupt("key_count \(kc) cannot fit in the \(cursor.remaining(end)) bytes that remain", at: kcAt)
         }
         let ncAt = pos
         let nc = try varint(end, "name_count")
-        let room = UInt64(end - pos)
+        let room = UInt64(cursor.remaining(end))
         if kc > room {
             throw corrupt("key_count \(kc) cannot fit in the \(room) bytes that remain", at: kcAt)
         }
         if nc > room - kc {
-            throw corrupt("name_count \(nc) cannot fit in the \(end - pos) bytes that remain after \(kc) keys", at: ncAt)
+            throw corrupt("name_count \(nc) cannot fit in the \(cursor.remaining(end)) bytes that remain after \(kc) keys", at: ncAt)
         }
         keyCount = Int(kc)
         nameCount = Int(nc)
@@ -370,7 +377,7 @@ struct Validator {
             if len > UInt64(ArchiveLimits.maxKeyBytes) {
                 throw limit("key \(i) is \(len) bytes, more than the limit of \(ArchiveLimits.maxKeyBytes)", at: at)
             }
-            if len > UInt64(end - pos) {
+            if len > UInt64(cursor.remaining(end)) {
                 throw corrupt("key \(i) length \(len) runs past the end of the archive", at: at)
             }
             let l = Int(len)
@@ -380,7 +387,7 @@ struct Validator {
             if let dup = insert(&keyIndex, keys, i) {
                 throw corrupt("key \(i) '\(string(r))' repeats key \(dup) in the key table", at: at)
             }
-            pos += l
+            cursor.skip(l)
         }
         let maxName = max(ArchiveLimits.maxIdentifierBytes, ArchiveLimits.maxClassNameBytes)
         for i in 0..<nameCount {
@@ -390,7 +397,7 @@ struct Validator {
             if len > UInt64(maxName) {
                 throw limit("name \(i) is \(len) bytes, more than the limit of \(maxName)", at: at)
             }
-            if len > UInt64(end - pos) {
+            if len > UInt64(cursor.remaining(end)) {
                 throw corrupt("name \(i) length \(len) runs past the end of the archive", at: at)
             }
             let l = Int(len)
@@ -400,7 +407,7 @@ struct Validator {
             var slash: UInt8 = 0
             for j in 0..<l where u8(pos + j) == 0x2F { slash = 1; break }
             nameFlags[i] = slash
-            pos += l
+            cursor.skip(l)
         }
         // A tight second pass, so that the cache misses of the hash table overlap.
         for i in 0..<nameCount {
@@ -432,7 +439,7 @@ struct Validator {
 
     mutating func parseRecords() throws(ArchiveFailure) {
         // Every record takes at least 4 bytes (four varints).
-        let remaining = end - pos
+        let remaining = cursor.remaining(end)
         if objectCount > remaining / 4 {
             throw corrupt("object_count \(objectCount) needs at least \(objectCount * 4) bytes of records, but only \(remaining) remain", at: pos)
         }
@@ -509,8 +516,8 @@ struct Validator {
 
             let flAt = pos
             let fl = try varint(end, "fields_len")
-            if fl > UInt64(end - pos) {
-                throw corrupt("fields_len \(fl) runs past the end of the records (\(end - pos) bytes remain)", at: flAt)
+            if fl > UInt64(cursor.remaining(end)) {
+                throw corrupt("fields_len \(fl) runs past the end of the records (\(cursor.remaining(end)) bytes remain)", at: flAt)
             }
             let fieldsStart = pos
             let fieldsEnd = pos + Int(fl)
@@ -522,7 +529,7 @@ struct Validator {
         refStart[objectCount] = Int32(refCount)
         record = -1
         if pos != end {
-            throw corrupt("the \(objectCount) records of object_count end at byte \(pos), but the checksum starts at byte \(end): \(end - pos) stray bytes", at: pos)
+            throw corrupt("the \(objectCount) records of object_count end at byte \(pos), but the checksum starts at byte \(end): \(cursor.remaining(end)) stray bytes", at: pos)
         }
 
         // Duplicate paths: (parent, identifier) pairs seen twice. Names are
@@ -628,8 +635,7 @@ struct Validator {
                 continue
             }
             let fieldAt = pos
-            let h = u8(pos)
-            pos &+= 1
+            let h = cursor.byte()
             curKey = nil
             var key = UInt64(h &>> 4)
             let tag = h & 0x0F
@@ -679,19 +685,19 @@ struct Validator {
             case .zigzag:
                 _ = try varint(fe, "int value")
             case .fixed64:
-                if fe &- pos < 8 { throw corrupt("double value is cut off (\(fe - pos) of 8 bytes)", at: pos) }
-                pos &+= 8
+                if cursor.remaining(fe) < 8 { throw corrupt("double value is cut off (\(cursor.remaining(fe)) of 8 bytes)", at: pos) }
+                cursor.skip(8)
             case .text:
                 let len = try length(fe, "string length")
                 try checkText(len, "string")
-                pos &+= len
+                cursor.skip(len)
             case .bytes:
                 let len = try length(fe, "bytes length")
-                pos &+= len
+                cursor.skip(len)
             case .osText:
                 let len = try length(fe, "OS string length")
                 try checkNoNUL(len)
-                pos &+= len
+                cursor.skip(len)
             case .recordIndex:
                 let at = pos
                 let target = try varint(fe, "object reference")
@@ -707,7 +713,7 @@ struct Validator {
                 let ce = pos &+ len
                 let cAt = pos
                 let count = try varint(ce, "int array count")
-                if count > UInt64(ce &- pos) {
+                if count > UInt64(cursor.remaining(ce)) {
                     throw corrupt("int array count \(count) cannot fit in its \(len) bytes", at: cAt)
                 }
                 var c = Int(truncatingIfNeeded: count)
@@ -716,25 +722,25 @@ struct Validator {
                     c &-= 1
                 }
                 if pos != ce {
-                    throw corrupt("int array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                    throw corrupt("int array has \(cursor.remaining(ce)) stray bytes after its \(count) elements", at: pos)
                 }
             case .textArray:
                 let len = try length(fe, "string array length")
                 let ce = pos &+ len
                 let cAt = pos
                 let count = try varint(ce, "string array count")
-                if count > UInt64(ce &- pos) {
+                if count > UInt64(cursor.remaining(ce)) {
                     throw corrupt("string array count \(count) cannot fit in its \(len) bytes", at: cAt)
                 }
                 var c = Int(truncatingIfNeeded: count)
                 while c > 0 {
                     let el = try length(ce, "string array element length")
                     try checkText(el, "string array element")
-                    pos &+= el
+                    cursor.skip(el)
                     c &-= 1
                 }
                 if pos != ce {
-                    throw corrupt("string array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                    throw corrupt("string array has \(cursor.remaining(ce)) stray bytes after its \(count) elements", at: pos)
                 }
             case .fields:
                 let at = pos
@@ -754,7 +760,7 @@ struct Validator {
                 let ce = pos &+ len
                 let cAt = pos
                 let count = try varint(ce, "object array count")
-                if count > UInt64(ce &- pos) {
+                if count > UInt64(cursor.remaining(ce)) {
                     throw corrupt("object array count \(count) cannot fit in its \(len) bytes", at: cAt)
                 }
                 var c = Int(truncatingIfNeeded: count)
@@ -771,7 +777,7 @@ struct Validator {
                     c &-= 1
                 }
                 if pos != ce {
-                    throw corrupt("object array has \(ce - pos) stray bytes after its \(count) elements", at: pos)
+                    throw corrupt("object array has \(cursor.remaining(ce)) stray bytes after its \(count) elements", at: pos)
                 }
             case .sealed:
                 // v1.2: inner tag + nonce + sealed content; opened only at decode.
@@ -786,11 +792,11 @@ struct Validator {
                 default: throw corrupt("sealed value holds type tag \(inner), which cannot be sealed", at: pos)
                 }
                 st.sealedCount &+= 1
-                pos &+= len
+                cursor.skip(len)
             case .future:
                 // A future type: its length says how much to skip.
                 let len = try length(fe, "value length")
-                pos &+= len
+                cursor.skip(len)
             }
         }
         curKey = nil

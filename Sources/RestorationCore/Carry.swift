@@ -211,62 +211,17 @@ extension Engine {
     /// Writes values, mapping each reference's source record to its index
     /// in this archive (nil: its target is not written; the reference is left out).
     static func write(_ entries: [ArchiveEntry], _ w: inout ArchiveWriter, _ map: (Int) -> Int?) throws(WriteFailure) {
-        for e in entries {
-            var key = e.key
-            let k = key.withUTF8 { w.key(UnsafeRawBufferPointer($0)) }
-            switch e.value {
-            case .bool(let b): try w.writeBool(k, b)
-            case .int(let v): try w.writeInt(k, v)
-            case .double(let d): try w.writeDouble(k, d)
-            case .string(var s):
-                let r: Result<Void, WriteFailure> = s.withUTF8 { u in
-                    do throws(WriteFailure) { try w.writeString(k, UnsafeRawBufferPointer(u)); return .success(()) } catch { return .failure(error) }
-                }
-                try r.get()
-            case .bytes(let b):
-                let r: Result<Void, WriteFailure> = b.withUnsafeBytes { u in
-                    do throws(WriteFailure) { try w.writeBytes(k, u); return .success(()) } catch { return .failure(error) }
-                }
-                try r.get()
-            case .osString(let b):
-                let r: Result<Void, WriteFailure> = b.withUnsafeBytes { u in
-                    do throws(WriteFailure) { try w.writeOSString(k, u); return .success(()) } catch { return .failure(error) }
-                }
-                try r.get()
-            case .object(let t):
-                if let i = map(t) { try w.writeObject(k, record: i) }
-            case .objectArray(let a):
-                let mapped = a.compactMap(map)
-                try mapped.withUnsafeBufferPointer { b throws(WriteFailure) in try w.writeObjectArray(k, records: b) }
-            case .intArray(let a):
-                try a.withUnsafeBufferPointer { b throws(WriteFailure) in try w.writeIntArray(k, b) }
-            case .stringArray(let a):
-                let arena = a.map { Array($0.utf8) }
-                var flat: [UInt8] = []
-                for x in arena { flat += x }
-                let r: Result<Void, WriteFailure> = flat.withUnsafeBytes { all in
-                    var bufs: [UnsafeRawBufferPointer] = []
-                    var off = 0
-                    for x in arena {
-                        bufs.append(UnsafeRawBufferPointer(rebasing: all[off..<(off + x.count)]))
-                        off += x.count
-                    }
-                    do throws(WriteFailure) { try w.writeStringArray(k, bufs); return .success(()) } catch { return .failure(error) }
-                }
-                try r.get()
-            case .record(let sub):
-                try w.beginRecord(k)
-                try write(sub, &w, map)
-                try w.endRecord()
-            case .unknown(let tag, let payload):
-                let r: Result<Void, WriteFailure> = payload.withUnsafeBytes { u in
-                    do throws(WriteFailure) { try w.writeUnknown(k, tag: tag, payload: u); return .success(()) } catch { return .failure(error) }
-                }
-                try r.get()
-            }
+        try withoutActuallyEscaping(map) { map throws(WriteFailure) in
+            try ValueTreeWriter(CarriedTreePolicy(map: map)).write(entries, &w)
         }
     }
+}
 
+/// Carried values were checked when they were read: only their references
+/// are mapped to the records of the archive being written.
+struct CarriedTreePolicy: ValueTreePolicy {
+    let map: (Int) -> Int?
+    func record(forReference r: Int) -> Int? { map(r) }
 }
 
 extension Carry {

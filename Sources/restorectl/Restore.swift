@@ -276,8 +276,7 @@ final class StandIn: ObjectBehavior {
                         try coder.encodeObjectArray(kb, nodes)
                     case .intArray(let a): try a.withUnsafeBufferPointer { b in try coder.encodeIntArray(kb, b) }
                     case .stringArray(let a):
-                        let arena = a.map { Array($0.utf8) }
-                        try StandIn.withBuffers(arena) { (bufs: [UnsafeRawBufferPointer]) throws(RestorationFailure) in try coder.encodeStringArray(kb, bufs) }
+                        try withPinnedStrings(a) { (bufs) throws(RestorationFailure) in try coder.encodeStringArray(kb, bufs) }
                     case .record(let sub):
                         try coder.encodeBeginRecord(kb)
                         encodeLevel(sub, engine, coder, trail: trail + e.key + ".")
@@ -291,22 +290,6 @@ final class StandIn: ObjectBehavior {
                 }
             }
         }
-    }
-
-    static func withBuffers(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws(RestorationFailure) -> Void) throws(RestorationFailure) {
-        var flat: [UInt8] = []
-        for a in arrays { flat += a }
-        var failure: RestorationFailure?
-        flat.withUnsafeBytes { all in
-            var bufs: [UnsafeRawBufferPointer] = []
-            var off = 0
-            for a in arrays {
-                bufs.append(UnsafeRawBufferPointer(rebasing: all[off..<(off + a.count)]))
-                off += a.count
-            }
-            do throws(RestorationFailure) { try body(bufs) } catch { failure = error }
-        }
-        if let failure { throw failure }
     }
 }
 
