@@ -14,7 +14,8 @@ RUNS=${2:-200}
 [ -f "$BIN/librestoration.so" ] || { echo "no $BIN/librestoration.so: swift build -c release --product restoration" >&2; exit 3; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 mkdir "$T/lib"
-cp "$BIN/librestoration.so" "$T/lib/librestoration.so"
+# Without debug info (valgrind 3.19 cannot read the DWARF 5 lld writes; never loaded anyway).
+strip --strip-debug -o "$T/lib/librestoration.so" "$BIN/librestoration.so"
 ln -s librestoration.so "$T/lib/librestoration.so.1"
 cat > "$T/tiny.c" <<'C'
 #include <stdio.h>
@@ -37,7 +38,8 @@ int main(int argc, char **argv) {
 C
 cc -O2 -IInclude -DWITH_LIB "$T/tiny.c" -L"$T/lib" -Wl,--no-as-needed -lrestoration -Wl,-rpath,"$T/lib" -o "$T/with"
 cc -O2 "$T/tiny.c" -o "$T/without"
-ldd "$T/with" | grep -q "librestoration.so.1 => $T/lib" || { echo "the program does not load $T/lib/librestoration.so.1" >&2; exit 1; }
+deps=$(ldd "$T/with")
+grep -q "librestoration.so.1 => $T/lib" <<< "$deps" || { echo "the program does not load $T/lib/librestoration.so.1" >&2; exit 1; }
 for p in without with; do
     "$T/$p" >/dev/null   # warm the page cache
     if command -v hyperfine >/dev/null; then
@@ -47,10 +49,16 @@ for p in without with; do
         ms=$(awk -v a="$s" -v b="$e" -v n="$RUNS" 'BEGIN { printf "%.3f", (b - a) / n / 1e6 }')
     fi
     rss=$("$T/$p" rss)
-    echo "$p: start $ms ms, VmRSS at main $rss KiB"
-    eval "ms_$p=$ms; rss_$p=$rss"
+    # Instructions of the whole run, the dynamic loader included (repeat on a loaded machine).
+    ins=0
+    if command -v valgrind >/dev/null; then
+        valgrind --tool=callgrind --callgrind-out-file="$T/cg.$p" "$T/$p" > /dev/null 2> "$T/vg.$p"
+        ins=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.$p")
+    fi
+    echo "$p: start $ms ms ($ins instructions), VmRSS at main $rss KiB"
+    eval "ms_$p=$ms; rss_$p=$rss; ins_$p=$ins"
 done
-awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" 'BEGIN {
-    printf "librestoration.so.1 costs: start +%.3f ms, resident +%.2f MiB\n", a - b, (r - q) / 1024 }'
+awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" -v i="$ins_with" -v j="$ins_without" 'BEGIN {
+    printf "librestoration.so.1 costs: start +%.3f ms (+%d instructions), resident +%.2f MiB\n", a - b, i - j, (r - q) / 1024 }'
 read -r text data bss _ < <(size "$T/lib/librestoration.so" | tail -1)
 echo "librestoration.so: file $(stat -c %s "$BIN/librestoration.so") bytes; text $text, data $data, bss $bss (size)"
