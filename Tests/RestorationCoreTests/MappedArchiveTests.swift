@@ -119,3 +119,30 @@ final class MappedArchiveTests: XCTestCase {
         XCTAssertFalse(watch.counts.keys.contains(.mmap), "a file under a page was mapped")
     }
 }
+
+extension MappedArchiveTests {
+    /// A mapped archive that fails validation is released and set aside as
+    /// an unmapped one is: the restore says it is corrupt, the file is moved
+    /// to an invalid copy byte for byte, and the next save writes a new one.
+    func testACorruptMappedArchiveIsSetAsideIntact() throws {
+        try saveValues(5)
+        var bytes = try XCTUnwrap(fileBytes(path))
+        XCTAssertGreaterThanOrEqual(bytes.count, FileStore.pageSize)
+        bytes[bytes.count / 2] ^= 0xFF
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+        let (r, counters) = try engine(-1)
+        defer { r.destroy() }
+        var failure: RestorationFailure?
+        do { try r.restore() } catch { failure = error as? RestorationFailure }
+        XCTAssertEqual(failure?.status, .corrupt, failure?.message ?? "the corrupt archive restored")
+        XCTAssertEqual(Set(counters.map(\.value)), [-1])
+        let invalid = FileStore.siblings(of: path, infix: FileStore.invalidInfix)
+        XCTAssertEqual(invalid.count, 1, "\(invalid)")
+        XCTAssertEqual(invalid.first.flatMap(fileBytes), bytes)
+        try r.save()
+        let (next, later) = try engine(-1)
+        defer { next.destroy() }
+        try next.restore()
+        XCTAssertEqual(Set(later.map(\.value)), [-1])
+    }
+}
