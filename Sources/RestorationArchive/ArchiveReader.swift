@@ -49,6 +49,19 @@ public final class ArchiveReader {
         self.init(storage: st, info: info, forward: v.forward, masks: (v.n, v.keyCount, v.nameCount))
     }
 
+    /// Validates bytes the reader keeps where they are, without copying
+    /// them, and runs `release` when it is gone (also when validation
+    /// fails): a read-only mapping of an archive file. Nothing may write
+    /// the bytes while the reader holds them (the engine replaces an
+    /// archive file by rename, never in place).
+    public convenience init(keeping bytes: UnsafeRawBufferPointer, release: @escaping () -> Void) throws(ArchiveFailure) {
+        let st = ReaderStorage()
+        st.bytes = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
+        st.releaseBytes = release   // run with the storage, whatever happens below
+        let (_, info, v) = try Validator.runKeepingState(bytes, adopted: st)
+        self.init(storage: st, info: info, forward: v.forward, masks: (v.n, v.keyCount, v.nameCount))
+    }
+
     public convenience init(bytes: [UInt8]) throws(ArchiveFailure) {
         let r: Result<(ReaderStorage, ArchiveInfo, Bool, (Int, Int, Int)), ArchiveFailure> =
             bytes.withUnsafeBytes { buf in

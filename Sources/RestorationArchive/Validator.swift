@@ -32,6 +32,9 @@ struct RecordInfo {
 @usableFromInline
 final class ReaderStorage {
     var bytes: UnsafeMutableRawPointer?
+    /// Set when `bytes` are held, not owned (a read-only mapping of a
+    /// file): run instead of freeing them.
+    var releaseBytes: (() -> Void)?
     var keys: UnsafeMutablePointer<StrRef>?
     var names: UnsafeMutablePointer<StrRef>?
     var keyIndex: HashIndex?
@@ -57,7 +60,7 @@ final class ReaderStorage {
     }
 
     deinit {
-        bytes?.deallocate()
+        if let releaseBytes { releaseBytes() } else { bytes?.deallocate() }
         keys?.deallocate()
         names?.deallocate()
         keyIndex?.release()

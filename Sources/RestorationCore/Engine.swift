@@ -1121,6 +1121,19 @@ public final class Engine {
         }
     }
 
+    /// Validates bytes read from a store, released with the reader: kept
+    /// where they are when nothing writes them while held (the file store's
+    /// read-only mapping), adopted when they are the store's heap buffer,
+    /// else copied and the hold released.
+    public static func validate(held: StoreBytes, source: String) throws(RestorationFailure) -> ArchiveReader {
+        guard held.isImmutable else { return try validate(adopting: held.takeBuffer(), source: source) }
+        do {
+            return try ArchiveReader(keeping: held.bytes, release: held.release)
+        } catch {
+            throw failure(error, source: source)
+        }
+    }
+
     private static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
         switch error {
         case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")

@@ -66,7 +66,7 @@ extension Engine {
             held.release()
             throw RestorationFailure(.limit, "\(source) is \(held.bytes.count) bytes; the limit is \(RestorationLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
-        return try Engine.validate(adopting: held.takeBuffer(), source: source)
+        return try Engine.validate(held: held, source: source)
     }
 
     func source(_ s: Storage, _ slot: StoreSlot, _ index: UInt64) -> String {

@@ -87,7 +87,7 @@ public final class FileArchiveStore: ArchiveStore {
         switch slot {
         case .archive, .generation, .invalid, .crashed:
             do throws(RestorationFailure) {
-                return StoreBytes(owning: try FileStore.readBuffer(p))
+                return try FileStore.readHeld(p)
             } catch where error.status == .notFound {
                 return nil
             }

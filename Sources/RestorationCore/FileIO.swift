@@ -8,13 +8,14 @@ import Musl
 ///
 /// Every call the engine makes on the archive's directory (open, close,
 /// read, write, fsync, fstat, lstat, stat, mkdir, rename, link, unlink, flock,
-/// fcntl, ftruncate, syncfs, opendir/readdir) goes through `FileIO`. In production each is the
+/// fcntl, ftruncate, syncfs, opendir/readdir, and the read-only mmap of an
+/// archive) goes through `FileIO`. In production each is the
 /// libc call plus one thread-local load. A test installs an `IOInterceptor`
 /// on its own thread (`FileIO.withInterceptor`) to fail the Nth call with an
 /// errno, shorten a read or write, or record the calls (the power-loss model
 /// replays them); other threads are never affected.
 enum IOOp: String, CaseIterable, Sendable {
-    case open, close, read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir, link
+    case open, close, read, write, fsync, fstat, lstat, stat, mkdir, rename, unlink, flock, fcntl, ftruncate, syncfs, opendir, readdir, link, mmap
 }
 
 /// One call, as an interceptor sees it.
@@ -108,6 +109,18 @@ enum FileIO {
 
     static func read(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ count: Int) -> Int {
         call(IOCall(op: .read, fd: fd, count: count)) { limit in Glibc.read(fd, buf, min(count, limit ?? count)) }
+    }
+
+    /// A read-only private mapping of the first `count` bytes of `fd`; nil
+    /// (with errno) when it cannot be made.
+    static func mapReadOnly(_ fd: Int32, _ count: Int) -> UnsafeRawPointer? {
+        var mapped: UnsafeMutableRawPointer?
+        let r = call(IOCall(op: .mmap, fd: fd, count: count)) { _ in
+            guard let m = mmap(nil, count, PROT_READ, MAP_PRIVATE, fd, 0), m != MAP_FAILED else { return -1 }
+            mapped = m
+            return 0
+        }
+        return r == 0 ? mapped.map { UnsafeRawPointer($0) } : nil
     }
 
     static func write(_ fd: Int32, _ buf: UnsafeRawPointer, _ count: Int) -> Int {

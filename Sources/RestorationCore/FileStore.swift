@@ -246,6 +246,32 @@ public enum FileStore {
     /// bytes before reading. The buffer is private memory: a file changed or
     /// truncated later does not change it.
     public static func readBuffer(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> UnsafeMutableRawBufferPointer {
+        let (fd, size) = try openArchive(path, limit: limit)
+        defer { _ = FileIO.close(fd) }
+        return try readAll(fd, size, path)
+    }
+
+    /// Reads a whole archive file as bytes held until `release()`: a
+    /// read-only private mapping (no copy of it on the heap) when the file
+    /// is at least a page, else — or when mmap fails (a file system that
+    /// cannot map) — a private buffer as `readBuffer`'s. The mapping is safe
+    /// to keep through a restore because the engine replaces an archive by
+    /// rename and never writes one in place: a save or a discard during the
+    /// restore leaves the mapped (old) file's bytes as they were.
+    public static func readHeld(_ path: String, limit: Int = RestorationLimits.maxArchiveBytes) throws(RestorationFailure) -> StoreBytes {
+        let (fd, size) = try openArchive(path, limit: limit)
+        defer { _ = FileIO.close(fd) }
+        if size >= pageSize, let m = FileIO.mapReadOnly(fd, size) {
+            return StoreBytes(immutable: UnsafeRawBufferPointer(start: m, count: size)) { munmap(UnsafeMutableRawPointer(mutating: m), size) }
+        }
+        return StoreBytes(owning: try readAll(fd, size, path))
+    }
+
+    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// An archive file opened for reading (a regular file of at most `limit`
+    /// bytes) and its size; the caller closes it.
+    private static func openArchive(_ path: String, limit: Int) throws(RestorationFailure) -> (Int32, Int) {
         // O_NONBLOCK: opening a FIFO must not wait for a writer (the S_IFREG check below refuses it).
         let fd = retrying { FileIO.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
@@ -253,16 +279,24 @@ public enum FileStore {
             if e == ENOENT { throw RestorationFailure(.notFound, "there is no archive at '\(path)'") }
             throw RestorationFailure(.io, "cannot open archive '\(path)': \(errnoText(e))")
         }
-        defer { _ = FileIO.close(fd) }
         var st = stat()
-        guard FileIO.fstat(fd, &st) == 0 else { throw RestorationFailure(.io, "cannot stat archive '\(path)': \(errnoText())") }
-        guard st.st_mode & S_IFMT == S_IFREG else {
-            throw RestorationFailure(.io, "archive '\(path)' is not a regular file")
+        var refusal: RestorationFailure?
+        if FileIO.fstat(fd, &st) != 0 {
+            refusal = RestorationFailure(.io, "cannot stat archive '\(path)': \(errnoText())")
+        } else if st.st_mode & S_IFMT != S_IFREG {
+            refusal = RestorationFailure(.io, "archive '\(path)' is not a regular file")
+        } else if Int(st.st_size) > limit {
+            refusal = RestorationFailure(.limit, "archive '\(path)' is \(st.st_size) bytes; the limit is \(limit) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
-        let size = Int(st.st_size)
-        if size > limit {
-            throw RestorationFailure(.limit, "archive '\(path)' is \(size) bytes; the limit is \(limit) bytes (RST_MAX_ARCHIVE_BYTES)")
+        if let refusal {
+            _ = FileIO.close(fd)
+            throw refusal
         }
+        return (fd, Int(st.st_size))
+    }
+
+    /// The `size` bytes of an open archive file, into a new buffer.
+    private static func readAll(_ fd: Int32, _ size: Int, _ path: String) throws(RestorationFailure) -> UnsafeMutableRawBufferPointer {
         // Never zero bytes, so that the buffer always has an address to free.
         let base = UnsafeMutableRawPointer.allocate(byteCount: max(size, 1), alignment: 16)
         var off = 0, interrupts = 0

@@ -49,12 +49,26 @@ public struct StoreBytes {
     /// Set when the bytes are a private heap buffer the caller may adopt
     /// (`adoptableBuffer`): then `release()` frees it.
     private let owned: UnsafeMutableRawBufferPointer?
+    /// Set when nothing writes the bytes while they are held (a read-only
+    /// mapping of a file that is replaced by rename, never written in
+    /// place): a reader may keep them, and the hold, instead of a copy.
+    public let isImmutable: Bool
 
     /// Bytes held by the store until `release` runs.
     public init(bytes: UnsafeRawBufferPointer, release: @escaping () -> Void) {
         self.bytes = bytes
         self.releaser = release
         self.owned = nil
+        self.isImmutable = false
+    }
+
+    /// Bytes nothing writes while they are held (see `isImmutable`); `release`
+    /// ends the hold (the file store: unmaps them).
+    public init(immutable bytes: UnsafeRawBufferPointer, release: @escaping () -> Void) {
+        self.bytes = bytes
+        self.releaser = release
+        self.owned = nil
+        self.isImmutable = true
     }
 
     /// A buffer from `UnsafeMutableRawPointer.allocate` that the reader may
@@ -63,6 +77,7 @@ public struct StoreBytes {
         self.bytes = UnsafeRawBufferPointer(buffer)
         self.releaser = nil
         self.owned = buffer
+        self.isImmutable = false
     }
 
     /// The bytes as a heap buffer the caller owns from now on (no copy when

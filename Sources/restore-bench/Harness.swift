@@ -233,7 +233,7 @@ struct FormatResult: Codable {
              versusEngine, versusCHost
     }
 
-    /// Every member is written, null when absent (schema "restore-bench/1").
+    /// Every member is written, null when absent (schema "restore-bench/2").
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(key, forKey: .key)
@@ -306,6 +306,8 @@ struct Options {
     var naturalKeyed = false
     var seed: UInt64 = 0x5EED_2026
     var extras = true
+    /// --instructions: the instruction and memory targets from valgrind.
+    var instructions = false
     /// Contestant keys to run (nskeyed-natural via --natural-nskeyed).
     var formats: Set<String> = Set(formatKeys)
     static let formatKeys = ["engine", "engine-migrate", "c-engine", "gvariant", "nskeyed", "plist", "json"]
@@ -315,6 +317,7 @@ struct Options {
                          [--formats engine,engine-migrate,c-engine,gvariant,
                                     nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
+                         [--instructions]
 
       --quick            N = 1,000 and 10,000 with 3 timed runs (about a minute)
       --json             one JSON document on stdout instead of Markdown
@@ -329,6 +332,10 @@ struct Options {
                          nskeyed,plist,json (default all; a ratio needs both
                          of its formats)
       --seed S           graph seed (default \(0x5EED_2026))
+      --instructions     also run Tests/perf/callgrind.sh with MASSIF=1
+                         (valgrind, a few minutes) against the
+                         librestoration.so beside restore-bench, for the
+                         instruction and memory targets (else they are n/a)
 
     Formats: engine (the Swift host, engine in process, through the C ABI),
     engine-migrate (the same, every record migrated at restore: each class at
@@ -341,9 +348,9 @@ struct Options {
     folder first, skipped with RESTORE_BENCH_NO_BUILD=1); one that cannot be
     built is reported unavailable, with the reason.
 
-    --json prints one document (schema "restore-bench/1", documented in
+    --json prints one document (schema "restore-bench/2", documented in
     docs/PERFORMANCE.md). Stable for scripts:
-      schema          "restore-bench/1"; a new number for any incompatible change
+      schema          "restore-bench/2"; a new number for any incompatible change
       targets         [{name, description, value, limit, op, unit, pass, detail}],
                       every member always present:
         name          stable identifier, e.g. "save_ms_100k", "restore_ratio_gvariant",
@@ -383,6 +390,7 @@ struct Options {
             switch a {
             case "--quick": o.quick = true
             case "--json": o.json = true
+            case "--instructions": o.instructions = true
             case "--natural-nskeyed": o.naturalKeyed = true
             case "--no-extras": o.extras = false
             case "--sizes":

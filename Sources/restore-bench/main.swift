@@ -3,14 +3,15 @@
 // program GLib's GVariant), and a C host calling librestoration.so, on the
 // same object graph, in one run on the same machine.
 //
-//   swift run -c release restore-bench [--quick] [--json] [--sizes 1000,10000]
+//   swift run -c release restore-bench [--quick] [--json] [--sizes 1000,10000] [--instructions]
 //
 // Files: Graph.swift (the generated graph and the host's objects),
 // Baselines.swift (the Foundation formats), CContestants.swift and c/ (the C
 // host through librestoration.so, GVariant), EngineBench.swift (the engine
 // through its C ABI), EngineCases.swift (micro loop, plugins, deep chain,
 // fan-out, depth limit), Harness.swift (timing, memory, schedule, options),
-// Report.swift (tables, JSON, target checks).
+// Report.swift (tables, JSON, target checks), Instructions.swift (the
+// instruction and memory targets, from Tests/perf/callgrind.sh).
 
 import Foundation
 #if canImport(Glibc)
@@ -255,8 +256,10 @@ if EngineBench.included && options.extras && options.formats.contains("engine") 
 }
 
 let engineRun = EngineBench.included && options.formats.contains("engine")
+let instructions = options.instructions ? InstructionResult.measure() : nil
 let targets = evaluateTargets(sizes: sizeResults, extras: extras, growth: growth, engineIncluded: engineRun,
-                              engineAbsence: EngineBench.included ? "engine not selected (--formats)" : "engine not in this build")
+                              engineAbsence: EngineBench.included ? "engine not selected (--formats)" : "engine not in this build",
+                              instructions: instructions)
 let checks = targets.map(\.check)
 let report = Report(
     date: ISO8601DateFormatter().string(from: Date()),

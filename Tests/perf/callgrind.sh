@@ -5,6 +5,12 @@
 # last line, "migrated"; callgrind counts
 # instructions, so the numbers repeat on a loaded machine). BIN is the folder
 # holding a release librestoration.so (default: swift build -c release).
+# MASSIF=1: then the engine's own heap during rst_restore of a file of
+# MASSIF_N objects (default 100000; the driver's FILE_ONLY=1), by valgrind
+# massif: the peak heap of the run minus the peak of the same run stopped
+# just before rst_restore (NO_RESTORE=1), over the archive's size. The
+# driver's host objects exist before the restore, so they are excluded.
+# A read-only mapping of the file is not heap: massif does not count it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)}
@@ -28,4 +34,21 @@ MIGRATE=1 valgrind --tool=callgrind --callgrind-out-file="$T/cg.migrate" --toggl
     || { cat "$T/vg.log" >&2; exit 1; }
 total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.log")
 echo "rst_restore_from_buffer, every record migrated: $total instructions, $((total / N)) per object"
+if [ -n "${MASSIF:-}" ]; then
+    M=${MASSIF_N:-100000}
+    rm -f "$T/big.rst"
+    FILE_ONLY=1 "$T/driver" "$M" "$T/big.rst" > /dev/null   # writes the archive
+    size=$(stat -c %s "$T/big.rst")
+    peak() { # the largest mem_heap_B of a massif run of the driver
+        env "$@" valgrind --tool=massif --massif-out-file="$T/ms.out" "$T/driver" "$M" "$T/big.rst" > /dev/null 2> "$T/vg.log" \
+            || { cat "$T/vg.log" >&2; exit 1; }
+        sed -n 's/^mem_heap_B=//p' "$T/ms.out" | sort -n | tail -1
+    }
+    before=$(peak FILE_ONLY=1 NO_RESTORE=1)
+    [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$T/ms.out" "$KEEP/ms.before"; }
+    whole=$(peak FILE_ONLY=1)
+    [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$T/ms.out" "$KEEP/ms.restore"; }
+    awk -v b="$before" -v w="$whole" -v s="$size" -v m="$M" 'BEGIN {
+        printf "rst_restore of a %d-object file (%d bytes): engine heap peak %.1f MiB above the %.1f MiB before it, %.2fx the archive\n", m, s, (w - b) / 1048576, b / 1048576, (w - b) / s }'
+fi
 [ -z "${KEEP:-}" ] || { mkdir -p "$KEEP"; cp "$T"/cg.* "$KEEP"/; echo "callgrind files in $KEEP"; }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Tests/perf/footprint.sh [BIN] [RUNS]: what linking librestoration.so.1
+# costs a C program that never calls it at start. A tiny program (prints
+# VmRSS of /proc/self/status at main, calls rst_last_error so the library is
+# really needed) is built twice: against BIN/librestoration.so and without
+# it. Prints the start time of each (hyperfine when installed, else RUNS
+# runs, default 200, timed in one loop), the resident memory at main, and the
+# library's size: the file, and text/data/bss as `size` counts them (text
+# is every read-only allocated section: code, read-only data, unwind tables).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${1:-$(swift build -c release --show-bin-path)}
+RUNS=${2:-200}
+[ -f "$BIN/librestoration.so" ] || { echo "no $BIN/librestoration.so: swift build -c release --product restoration" >&2; exit 3; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+mkdir "$T/lib"
+# Without debug info (valgrind 3.19 cannot read the DWARF 5 lld writes; never loaded anyway).
+strip --strip-debug -o "$T/lib/librestoration.so" "$BIN/librestoration.so"
+ln -s librestoration.so "$T/lib/librestoration.so.1"
+cat > "$T/tiny.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#ifdef WITH_LIB
+#include <restoration.h>
+#endif
+int main(int argc, char **argv) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256]; long rss = 0;
+    while (f && fgets(line, sizeof line, f)) if (strncmp(line, "VmRSS:", 6) == 0) rss = atol(line + 6);
+    if (f) fclose(f);
+#ifdef WITH_LIB
+    if (argc > 5) puts(rst_last_error());
+#endif
+    if (argc > 1) printf("%ld\n", rss);
+    return 0;
+}
+C
+cc -O2 -IInclude -DWITH_LIB "$T/tiny.c" -L"$T/lib" -Wl,--no-as-needed -lrestoration -Wl,-rpath,"$T/lib" -o "$T/with"
+cc -O2 "$T/tiny.c" -o "$T/without"
+deps=$(ldd "$T/with")
+grep -q "librestoration.so.1 => $T/lib" <<< "$deps" || { echo "the program does not load $T/lib/librestoration.so.1" >&2; exit 1; }
+for p in without with; do
+    "$T/$p" >/dev/null   # warm the page cache
+    if command -v hyperfine >/dev/null; then
+        ms=$(hyperfine -N -w 20 -r "$RUNS" --export-json "$T/$p.json" "$T/$p" >/dev/null 2>&1 && sed -n 's/.*"median": *\([0-9.e-]*\).*/\1/p' "$T/$p.json" | head -1 | awk '{ printf "%.3f", $1 * 1000 }')
+    else
+        s=$(date +%s%N); for ((i = 0; i < RUNS; i++)); do "$T/$p"; done; e=$(date +%s%N)
+        ms=$(awk -v a="$s" -v b="$e" -v n="$RUNS" 'BEGIN { printf "%.3f", (b - a) / n / 1e6 }')
+    fi
+    rss=$("$T/$p" rss)
+    # Instructions of the whole run, the dynamic loader included (repeat on a loaded machine).
+    ins=0
+    if command -v valgrind >/dev/null; then
+        valgrind --tool=callgrind --callgrind-out-file="$T/cg.$p" "$T/$p" > /dev/null 2> "$T/vg.$p"
+        ins=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.$p")
+    fi
+    echo "$p: start $ms ms ($ins instructions), VmRSS at main $rss KiB"
+    eval "ms_$p=$ms; rss_$p=$rss; ins_$p=$ins"
+done
+awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" -v i="$ins_with" -v j="$ins_without" 'BEGIN {
+    printf "librestoration.so.1 costs: start +%.3f ms (+%d instructions), resident +%.2f MiB\n", a - b, i - j, (r - q) / 1024 }'
+read -r text data bss _ < <(size "$T/lib/librestoration.so" | tail -1)
+echo "librestoration.so: file $(stat -c %s "$BIN/librestoration.so") bytes; text $text, data $data, bss $bss (size)"
