@@ -133,7 +133,7 @@ extension MappedArchiveTests {
         let (r, counters) = try engine(-1)
         defer { r.destroy() }
         var failure: RestorationFailure?
-        do { try r.restore() } catch { failure = error as? RestorationFailure }
+        do { try r.restore() } catch { failure = error }
         XCTAssertEqual(failure?.status, .corrupt, failure?.message ?? "the corrupt archive restored")
         XCTAssertEqual(Set(counters.map(\.value)), [-1])
         let invalid = FileStore.siblings(of: path, infix: FileStore.invalidInfix)
