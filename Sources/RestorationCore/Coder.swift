@@ -164,12 +164,13 @@ public final class Coder {
     @exclusivity(unchecked)
     #endif
     private(set) var hasCallbackFailure = false
-    /// v1.1: the record a migration step edits (`.migrating` mode). Not
-    /// retained: `Engine.migrate` holds the editor for as long as it is set.
+    /// v1.1: the migrating role (`.migrating` mode), which owns the record
+    /// a migration step edits. Not retained: `Engine.migrate` holds the
+    /// editor for as long as it is set.
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    unowned(unsafe) var migration: MigrationEditor?
+    @usableFromInline unowned(unsafe) var migration: MigrationEditor?
 
     init(engine: Engine) {
         self.engine = engine
@@ -343,7 +344,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.bool(v)) { return }
         do { try writer.writeBool(k, v) } catch { throw record(error, key: key) }
@@ -351,7 +352,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .int, bits: UInt64(bitPattern: v)) }
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .int, bits: UInt64(bitPattern: v)) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.int(v)) { return }
         do { try writer.writeInt(k, v) } catch { throw record(error, key: key) }
@@ -359,7 +360,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWriteScalar(key, .double, bits: v.bitPattern) }
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .double, bits: v.bitPattern) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.double(v)) { return }
         do { try writer.writeDouble(k, v) } catch { throw record(error, key: key) }
@@ -368,10 +369,7 @@ public final class Coder {
     /// `utf8` must be valid UTF-8 without NUL bytes.
     @inlinable @inline(__always)
     public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) {
-            guard ArgumentRules.isText(utf8) else { throw RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)") }
-            return try migrationWrite(key, .string(String(decoding: utf8, as: UTF8.self)))
-        }
+        if _slowPath(mode == .migrating) { return try editor.writeString(key, utf8) }
         let k = try encodingKey(key)
         guard ArgumentRules.isText(utf8) else {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
@@ -382,7 +380,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .bytes(Array(bytes))) }
+        if _slowPath(mode == .migrating) { return try editor.write(key, .bytes(Array(bytes))) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.bytes(bytes)) { return }
         do { try writer.writeBytes(k, bytes) } catch { throw record(error, key: key) }
@@ -404,19 +402,14 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .intArray(Array(values))) }
+        if _slowPath(mode == .migrating) { return try editor.write(key, .intArray(Array(values))) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.intArray(values)) { return }
         do { try writer.writeIntArray(k, values) } catch { throw record(error, key: key) }
     }
 
     public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) {
-            for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
-                throw RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)")
-            }
-            return try migrationWrite(key, .stringArray(elements.map { String(decoding: $0, as: UTF8.self) }))
-        }
+        if _slowPath(mode == .migrating) { return try editor.writeStringArray(key, elements) }
         let k = try encodingKey(key)
         for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
             throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
@@ -427,7 +420,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationBeginRecord(key, create: true) }
+        if _slowPath(mode == .migrating) { return try editor.beginRecord(key, create: true) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.beginRecord) { return }
         do { try writer.beginRecord(k) } catch { throw record(error, key: key) }
@@ -435,7 +428,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func encodeEndRecord() throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationEndRecord() }
+        if _slowPath(mode == .migrating) { return try editor.endRecord() }
         guard mode == .encoding else { throw stateFailure(encode: true) }
         if _slowPath(sensitivityOn), try divertEndRecord() { return }
         guard writer.nestingDepth > 0 else {
@@ -512,11 +505,19 @@ public final class Coder {
 
     @usableFromInline @inline(never)
     func mismatch(_ key: KeyBytes, _ tag: ValueTag?, _ expected: ValueTag) -> RestorationFailure {
-        RestorationFailure(.type, "\(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+        Coder.mismatch(key, tag, expected, at: location)
     }
 
     @usableFromInline @inline(never)
     func missing(_ key: KeyBytes) -> RestorationFailure {
+        Coder.missing(key, at: location)
+    }
+
+    static func mismatch(_ key: KeyBytes, _ tag: ValueTag?, _ expected: ValueTag, at location: String) -> RestorationFailure {
+        RestorationFailure(.type, "\(location), key '\(key.string)' holds \(Coder.typeName(tag)), not \(Coder.typeName(expected))")
+    }
+
+    static func missing(_ key: KeyBytes, at location: String) -> RestorationFailure {
         RestorationFailure(.notFound, "\(location) has no key '\(key.string)'")
     }
 
@@ -539,7 +540,7 @@ public final class Coder {
     }
 
     public func contains(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
-        if _slowPath(mode == .migrating) { return migratingContains(key) }
+        if _slowPath(mode == .migrating) { return editor.contains(key) }
         if mode == .encoding {
             guard let k = try? encodingKeyIndex(key) else { return false }
             return writer.tag(ofKey: k) != nil
@@ -554,7 +555,7 @@ public final class Coder {
 
     /// The type under `key`: nil when absent; `.some(nil)` for an unknown (future) type.
     public func valueType(_ key: KeyBytes) throws(RestorationFailure) -> ValueTag?? {
-        if _slowPath(mode == .migrating) { return try migratingValueType(key) }
+        if _slowPath(mode == .migrating) { return editor.valueType(key) }
         if mode == .encoding {
             let k = try encodingKeyIndex(key)
             guard let t = writer.tag(ofKey: k) else { return nil }
@@ -566,21 +567,21 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
-        if _slowPath(mode == .migrating) { return try migrationRead(key, .boolFalse) == .bool(true) }
+        if _slowPath(mode == .migrating) { return try editor.bool(key) }
         let f = try typed(key, .boolFalse)
         return f.tag == .boolTrue
     }
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        if _slowPath(mode == .migrating) { return try migrationInt(key) }
+        if _slowPath(mode == .migrating) { return try editor.int(key) }
         let f = try typed(key, .int)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
     @inlinable @inline(__always)
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
-        if _slowPath(mode == .migrating) { if case .double(let v) = try migrationRead(key, .double) { return v }; return 0 }
+        if _slowPath(mode == .migrating) { return try editor.double(key) }
         let f = try typed(key, .double)
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }
@@ -588,7 +589,7 @@ public final class Coder {
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try migratingText(key) }
+        if _slowPath(mode == .migrating) { return try editor.text(key) }
         guard let f = try field(key) else { throw missing(key) }
         if _slowPath(f.rawTag != ValueTag.string.rawValue) { try osStringAsText(key, f) }
         return readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
@@ -601,7 +602,7 @@ public final class Coder {
     /// Borrowed from the archive; valid until the callback returns.
     @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try migratingRawBytes(key) }
+        if _slowPath(mode == .migrating) { return try editor.rawBytes(key) }
         guard let f = try field(key) else { throw missing(key) }
         if _slowPath(f.rawTag != ValueTag.bytes.rawValue && f.rawTag != ValueTag.osString.rawValue) {
             throw mismatch(key, f.tag, .bytes)
@@ -634,12 +635,7 @@ public final class Coder {
     /// Copies into `buffer` when it is large enough; returns the count either way.
     @inlinable @inline(__always)
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
-        if _slowPath(mode == .migrating) {
-            let a = try migratingIntArray(key)
-            guard let buffer, buffer.count >= a.count else { return (a.count, a.isEmpty) }
-            for (i, v) in a.enumerated() { buffer[i] = v }
-            return (a.count, true)
-        }
+        if _slowPath(mode == .migrating) { return try editor.intArray(key, into: buffer) }
         let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
@@ -649,7 +645,7 @@ public final class Coder {
     }
 
     public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
-        if _slowPath(mode == .migrating) { return try migratingIntArray(key) }
+        if _slowPath(mode == .migrating) { return try editor.intArray(key) }
         let f = try typed(key, .intArray)
         let r = reader.unsafelyUnwrapped
         let n = r.intArrayCount(f)
@@ -661,17 +657,14 @@ public final class Coder {
 
     /// Element `index` (borrowed bytes), and the count. nil element when out of range.
     public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
-        if _slowPath(mode == .migrating) {
-            let a = try migratingStringArray(key)
-            return (index >= 0 && index < a.count ? Array(a[index].utf8).withUnsafeBytes { migration.unsafelyUnwrapped.borrow($0) } : nil, a.count)
-        }
+        if _slowPath(mode == .migrating) { return try editor.stringArrayElement(key, at: index) }
         let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         return (index >= 0 ? r.stringArrayElement(f, at: index) : nil, r.stringArrayCount(f))
     }
 
     public func decodeStringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
-        if _slowPath(mode == .migrating) { return try migratingStringArray(key) }
+        if _slowPath(mode == .migrating) { return try editor.stringArray(key) }
         let f = try typed(key, .stringArray)
         let r = reader.unsafelyUnwrapped
         let n = r.stringArrayCount(f)
@@ -686,7 +679,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationBeginRecord(key, create: false) }
+        if _slowPath(mode == .migrating) { return try editor.beginRecord(key, create: false) }
         let f = try typed(key, .record)
         guard depth < RestorationLimits.maxRecordDepth else {
             throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
@@ -699,7 +692,7 @@ public final class Coder {
 
     @inlinable @inline(__always)
     public func decodeEndRecord() throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try migrationEndRecord() }
+        if _slowPath(mode == .migrating) { return try editor.endRecord() }
         guard mode == .decoding || mode == .factory else { throw stateFailure(encode: false) }
         guard depth > 0 else {
             throw RestorationFailure(.state, "\(location) is at its top level (no record was begun)")
@@ -721,9 +714,46 @@ public final class Coder {
     /// record), in order.
     public func migrationKeys() throws(RestorationFailure) -> [String] {
         guard mode == .migrating else { throw notMigrating("migrationKeys") }
-        let rewriter = editor.rewriter
-        return editor.edit.levels[editor.level].map { rewriter.keyName($0.key) }
+        return editor.keys()
     }
+
+    /// Removes `key` from the record (a migration only).
+    /// - Throws: `.notFound` for a missing key; `.state` outside a migration.
+    public func remove(_ key: KeyBytes) throws(RestorationFailure) {
+        guard mode == .migrating else { throw notMigrating("remove") }
+        try editor.remove(key)
+    }
+
+    /// Renames `from` to `to`, keeping the value and its place (a migration only).
+    /// - Throws: `.notFound` when `from` is missing; `.duplicate` when `to`
+    ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
+    public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
+        guard mode == .migrating else { throw notMigrating("rename") }
+        try editor.rename(from, to: to)
+    }
+
+    func notMigrating(_ what: String) -> RestorationFailure {
+        RestorationFailure(.state, "\(what) edits a record only inside a migration (one registered for its class); archives written by a save are append-only")
+    }
+
+    /// The class version of the values this coder reads or writes: in a
+    /// migration, the version the step migrates from; in decode and
+    /// factories, the record's version (after migration: its class's
+    /// current version); in encode, the class's current version.
+    public var classVersion: UInt32 {
+        get throws(RestorationFailure) {
+            switch mode {
+            case .idle: throw stateFailure(encode: false)
+            case .migrating: return editor.fromVersion
+            case .encoding: return node.map { engine.classVersion(ofNode: $0) } ?? 0
+            case .decoding, .factory: return reader?.version(ofRecord: record) ?? 0
+            }
+        }
+    }
+
+    /// The migrating role (`.migrating` mode only).
+    @inlinable @inline(__always)
+    var editor: MigrationEditor { migration.unsafelyUnwrapped }
 
     /// The archive being read (decode and factory modes).
     public var currentReader: ArchiveReader? { mode == .idle || mode == .encoding ? nil : reader }
@@ -778,7 +808,7 @@ extension Coder {
             if mode == .migrating { throw f }
             throw fail(f)
         }
-        if _slowPath(mode == .migrating) { return try migrationWrite(key, .osString(Array(bytes))) }
+        if _slowPath(mode == .migrating) { return try editor.write(key, .osString(Array(bytes))) }
         let k = try encodingKey(key)
         if _slowPath(sensitivityOn), try divert(k, key, SensitiveValue.osString(bytes)) { return }
         do { try writer.writeOSString(k, bytes) } catch { throw record(error, key: key) }
@@ -787,10 +817,7 @@ extension Coder {
     /// The bytes of an OS string or of a string, borrowed like a string's
     /// (not NUL-terminated).
     public func decodeOSStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) {
-            let tag = try migratingValueType(key) ?? nil
-            return try migratingBytes(key, tag == .string ? .string : .osString)
-        }
+        if _slowPath(mode == .migrating) { return try editor.osStringBytes(key) }
         guard let f = try field(key) else { throw missing(key) }
         guard f.rawTag == ValueTag.osString.rawValue || f.rawTag == ValueTag.string.rawValue else {
             throw mismatch(key, f.tag, .osString)
@@ -809,21 +836,10 @@ extension Coder {
 
     @usableFromInline @inline(never)
     func osStringNotText(_ key: KeyBytes) -> RestorationFailure {
+        Coder.osStringNotText(key, at: location)
+    }
+
+    static func osStringNotText(_ key: KeyBytes, at location: String) -> RestorationFailure {
         RestorationFailure(.type, "\(location), key '\(key.string)' holds an OS string that is not valid UTF-8, not a string (read it as an OS string or as bytes)")
-    }
-
-    /// During a migration: a string, or an OS string that is valid UTF-8.
-    @usableFromInline @inline(never)
-    func migratingText(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        guard try migratingValueType(key) == .some(.osString) else { return try migratingBytes(key, .string) }
-        let b = try migratingBytes(key, .osString)
-        if !ArgumentRules.isText(b) { throw osStringNotText(key) }
-        return b
-    }
-
-    /// During a migration: bytes, or an OS string's raw bytes.
-    @usableFromInline @inline(never)
-    func migratingRawBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        try migratingBytes(key, try migratingValueType(key) == .some(.osString) ? .osString : .bytes)
     }
 }

@@ -1,0 +1,332 @@
+import RestorationArchive
+
+/// The coder's migrating role (`.migrating` mode): the record a migration
+/// step edits and every operation on it — read, write (add or replace),
+/// remove, rename, enter and leave nested records. The record's fields are
+/// kept as the rewriter gives them (the archive's bytes until a step
+/// replaces a value), keys as indexes of the rewriter's key table. One
+/// editor serves every record of a restore (its arrays keep their
+/// capacity); `Engine.migrate` holds it, and the coder forwards each of its
+/// calls here once it has found itself migrating.
+@usableFromInline
+final class MigrationEditor {
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var edit = RecordEdit()
+    /// The levels of the nested records entered, outermost first.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var path: [Int] = []
+    /// Copies handed out as borrowed bytes; freed when the step returns.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var borrowed: [UnsafeMutableRawPointer] = []
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var fromVersion: UInt32 = 0
+    /// The record being edited.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private(set) var record = 0
+    // The editor lives inside `Engine.migrate`, which holds the rewriter.
+    unowned(unsafe) let rewriter: ArchiveRewriter
+
+    init(rewriter: ArchiveRewriter) {
+        self.rewriter = rewriter
+    }
+
+    deinit {
+        releaseBorrowed()
+        keyCache.deallocate()
+    }
+
+    func releaseBorrowed() {
+        for p in borrowed { p.deallocate() }
+        borrowed.removeAll()
+    }
+
+    /// Starts on record r: its fields as they stand.
+    func begin(record r: Int) {
+        record = r
+        rewriter.begin(record: r, &edit)
+        path.removeAll(keepingCapacity: true)
+    }
+
+    /// "record 12", for error messages (no reader is open while migrations run).
+    var location: String { "record \(record)" }
+
+    /// The level being edited (the record's own fields, or a nested record entered).
+    var level: Int { path.last ?? 0 }
+
+    /// The index of `key` in the current level, nil when it has none.
+    func find(_ key: KeyBytes) -> Int? {
+        guard let k = keyIndex(key) else { return nil }
+        return find(k)
+    }
+
+    /// Key lookups by the address of a C key (hosts pass literals), each
+    /// confirmed by comparing the bytes: (address, table index).
+    private let keyCache: UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)> = {
+        let p = UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)>.allocate(capacity: 16)
+        p.initialize(repeating: (nil, 0), count: 16)
+        return p
+    }()
+
+    /// The key's index in the rebuilt archive's key table, nil when it has none.
+    func keyIndex(_ key: KeyBytes) -> UInt32? {
+        let bytes = key.bytes
+        let slot = Int(truncatingIfNeeded: UInt(bitPattern: bytes.baseAddress) >> 3) & 15
+        let (p, k) = keyCache[slot]
+        if p != nil && p == bytes.baseAddress {
+            if rewriter.key(k, is: bytes) { return k }
+        }
+        guard let found = rewriter.keyIndex(bytes) else { return nil }
+        keyCache[slot] = (bytes.baseAddress, found)
+        return found
+    }
+
+    func find(_ k: UInt32) -> Int? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].key == k { return i }
+            return nil
+        }
+    }
+
+    func borrow(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let p = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+        if bytes.count > 0 { p.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        borrowed.append(p)
+        return UnsafeRawBufferPointer(start: p, count: bytes.count)
+    }
+
+    // MARK: keys and fields
+
+    /// A key given to a write, checked as encode checks keys, as an index
+    /// of the rebuilt archive's key table (added when new).
+    func writeKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        if let k = keyIndex(key) { return k }
+        let bytes = key.bytes
+        try ArgumentRules.key(bytes, location: location)
+        return rewriter.internKey(bytes)
+    }
+
+    /// The current record's value for `key`, checked to have the tag `expected`.
+    func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
+        guard let i = find(key) else { throw Coder.missing(key, at: location) }
+        let f = edit.levels[level][i]
+        let tag = ValueTag(rawValue: f.rawTag)
+        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
+        throw Coder.mismatch(key, tag, expected, at: location)
+    }
+
+    /// Adds or replaces `key` in the current record (its place kept when replaced).
+    func put(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
+        let level = self.level
+        if let i = find(k) {
+            edit.levels[level][i] = field
+        } else {
+            guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
+                throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
+            }
+            edit.levels[level].append(field)
+        }
+    }
+
+    // MARK: writes
+
+    /// Adds or replaces `key` with `value`.
+    @usableFromInline @inline(never)
+    func write(_ key: KeyBytes, _ value: ArchiveValue) throws(RestorationFailure) {
+        let k = try writeKey(key)
+        let index = edit.values.count
+        try put(k, EditedField(key: k, rawTag: value.rawTag, source: .value, originalKey: k, payload: index, start: 0, end: 0), key)
+        edit.values.append(value)
+    }
+
+    /// Adds or replaces a bool, int or double (no allocation).
+    @usableFromInline @inline(never)
+    func writeScalar(_ key: KeyBytes, _ tag: ValueTag, bits: UInt64) throws(RestorationFailure) {
+        let k = try writeKey(key)
+        try put(k, EditedField(key: k, rawTag: tag.rawValue, source: .scalar, originalKey: k,
+                               payload: Int(bitPattern: UInt(bits)), start: 0, end: 0), key)
+    }
+
+    /// Adds or replaces a string (`utf8` is checked as encode checks it).
+    @usableFromInline @inline(never)
+    func writeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        guard ArgumentRules.isText(utf8) else { throw RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)") }
+        try write(key, .string(String(decoding: utf8, as: UTF8.self)))
+    }
+
+    /// Adds or replaces a string array (each element checked as encode checks it).
+    func writeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
+        for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
+            throw RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)")
+        }
+        try write(key, .stringArray(elements.map { String(decoding: $0, as: UTF8.self) }))
+    }
+
+    /// Enters the nested record under `key`: a new one (`create`), or one
+    /// the record holds, whose fields become editable.
+    @usableFromInline @inline(never)
+    func beginRecord(_ key: KeyBytes, create: Bool) throws(RestorationFailure) {
+        guard path.count < RestorationLimits.maxRecordDepth else {
+            throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
+        }
+        let entered: Int
+        if create {
+            let k = try writeKey(key)
+            let level = edit.addLevel()
+            try put(k, EditedField(key: k, rawTag: ValueTag.record.rawValue, source: .level, originalKey: k, payload: level, start: 0, end: 0), key)
+            entered = level
+        } else {
+            let f = try field(key, .record)
+            if f.source == .level {
+                entered = f.payload
+            } else {                                // an archive record: its fields become editable
+                let level = rewriter.enter(f, &edit)
+                try put(f.key, EditedField(key: f.key, rawTag: f.rawTag, source: .level, originalKey: f.key, payload: level, start: 0, end: 0), key)
+                entered = level
+            }
+        }
+        path.append(entered)
+    }
+
+    @usableFromInline @inline(never)
+    func endRecord() throws(RestorationFailure) {
+        guard !path.isEmpty else {
+            throw RestorationFailure(.state, "\(location) is at its top level (no record was begun)")
+        }
+        path.removeLast()
+    }
+
+    /// Removes `key` from the record.
+    /// - Throws: `.notFound` for a missing key.
+    func remove(_ key: KeyBytes) throws(RestorationFailure) {
+        guard let i = find(key) else {
+            throw RestorationFailure(.notFound, "\(location) has no key '\(key.string)' to remove")
+        }
+        edit.levels[level].remove(at: i)
+    }
+
+    /// Renames `from` to `to`, keeping the value and its place.
+    /// - Throws: `.notFound` when `from` is missing; `.duplicate` when `to`
+    ///   is taken; `.invalid` for a bad key.
+    func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
+        guard let i = find(from) else {
+            throw RestorationFailure(.notFound, "\(location) has no key '\(from.string)' to rename")
+        }
+        let t = try writeKey(to)
+        let level = self.level
+        if edit.levels[level][i].key == t { return }
+        if find(t) != nil {
+            throw RestorationFailure(.duplicate, "\(location) already has a value for key '\(to.string)'")
+        }
+        edit.levels[level][i].key = t
+    }
+
+    // MARK: reads
+
+    /// The keys of the current level, in order.
+    func keys() -> [String] {
+        edit.levels[level].map { rewriter.keyName($0.key) }
+    }
+
+    @usableFromInline @inline(never)
+    func contains(_ key: KeyBytes) -> Bool {
+        find(key) != nil
+    }
+
+    /// The type under `key`: nil when absent; `.some(nil)` for an unknown (future) type.
+    @usableFromInline @inline(never)
+    func valueType(_ key: KeyBytes) -> ValueTag?? {
+        guard let i = find(key) else { return nil }
+        return .some(ValueTag(rawValue: edit.levels[level][i].rawTag))
+    }
+
+    @usableFromInline @inline(never)
+    func read(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveValue {
+        rewriter.value(try field(key, expected), edit)
+    }
+
+    @usableFromInline @inline(never)
+    func bool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        try read(key, .boolFalse) == .bool(true)
+    }
+
+    @usableFromInline @inline(never)
+    func int(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
+        rewriter.int(try field(key, .int), edit)
+    }
+
+    @usableFromInline @inline(never)
+    func double(_ key: KeyBytes) throws(RestorationFailure) -> Double {
+        if case .double(let v) = try read(key, .double) { return v }
+        return 0
+    }
+
+    /// A string's or bytes value's content: the archive's own bytes for an
+    /// original value (valid until the restore ends), a copy freed when the
+    /// step returns for a value a step wrote.
+    func bytes(_ key: KeyBytes, _ tag: ValueTag) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        let f = try field(key, tag)
+        if f.source == .archive { return rewriter.bytes(f) }
+        switch rewriter.value(f, edit) {
+        case .string(var s): return s.withUTF8 { borrow(UnsafeRawBufferPointer($0)) }
+        case .bytes(let b), .osString(let b): return b.withUnsafeBytes { borrow($0) }
+        default: return borrow(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// A string, or an OS string that is valid UTF-8.
+    @usableFromInline @inline(never)
+    func text(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        guard valueType(key) == .some(.osString) else { return try bytes(key, .string) }
+        let b = try bytes(key, .osString)
+        if !ArgumentRules.isText(b) { throw Coder.osStringNotText(key, at: location) }
+        return b
+    }
+
+    /// Bytes, or an OS string's raw bytes.
+    @usableFromInline @inline(never)
+    func rawBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        try bytes(key, valueType(key) == .some(.osString) ? .osString : .bytes)
+    }
+
+    /// An OS string's bytes, or a string's.
+    func osStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        let tag = valueType(key) ?? nil
+        return try bytes(key, tag == .string ? .string : .osString)
+    }
+
+    @usableFromInline @inline(never)
+    func intArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
+        guard case .intArray(let a) = try read(key, .intArray) else { return [] }
+        return a
+    }
+
+    /// Copies into `buffer` when it is large enough; returns the count either way.
+    @usableFromInline @inline(never)
+    func intArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
+        let a = try intArray(key)
+        guard let buffer, buffer.count >= a.count else { return (a.count, a.isEmpty) }
+        for (i, v) in a.enumerated() { buffer[i] = v }
+        return (a.count, true)
+    }
+
+    func stringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
+        guard case .stringArray(let a) = try read(key, .stringArray) else { return [] }
+        return a
+    }
+
+    /// Element `index` (a copy freed when the step returns), and the count.
+    func stringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
+        let a = try stringArray(key)
+        return (index >= 0 && index < a.count ? Array(a[index].utf8).withUnsafeBytes { borrow($0) } : nil, a.count)
+    }
+}
