@@ -22,7 +22,7 @@ public struct FactoryRequest {
     public let coder: Coder
 
     /// The record's whole path, "A/B/C".
-    public var path: String { coder.reader?.path(ofRecord: record) ?? identifier }
+    public var path: String { coder.decoding.reader?.path(ofRecord: record) ?? identifier }
 }
 
 extension FactoryRequest {
@@ -170,14 +170,14 @@ final class RestoreRun {
         classLooked.initialize(repeating: false, count: n)
         classFactories = .allocate(capacity: n)
         classFactories.initialize(repeating: nil, count: n)
-        coder.reader = reader
-        coder.session = session
+        coder.decoding.reader = reader
+        coder.decoding.session = session
         coder.keys.clear()
     }
 
     func end() {
-        coder.reader = nil
-        coder.session = nil
+        coder.decoding.reader = nil
+        coder.decoding.session = nil
         coder.keys.clear()
     }
 
@@ -827,10 +827,10 @@ public final class Engine {
         try beginOperation(.saving)
         defer { operation = nil }
         sensitivity.beginSave(mode)
-        theCoder.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
+        theCoder.encoding.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
         var sensitiveLeftOut = (count: 0, reason: "")
         defer {
-            theCoder.sensitivityInSave = false
+            theCoder.encoding.sensitivityInSave = false
             _ = sensitivity.endSave()              // the key wiped on every path
         }
         if mode == .save, let shouldSave, !shouldSave() {
@@ -845,7 +845,7 @@ public final class Engine {
                                savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
         let coder = theCoder
         defer {
-            coder.writer = ArchiveWriter()
+            coder.encoding.writer = ArchiveWriter()
             coder.keys.clear()
         }
         try writeRecords(order, cut: nil, list: nil)
@@ -853,20 +853,20 @@ public final class Engine {
         var trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil
         let budgetBytes = configuration.sizeBudget
         if budgetBytes > 0 && mode == .save {            // an export has no budget
-            let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
-            switch budget.judge(coder.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
+            let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
+            switch budget.judge(coder.encoding.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
                                 liveCount: order.count, priority: { order[$0]._withUnsafeGuaranteedRef { $0.priority } }) {
             case .fits:
                 break
             case .warn(let m):
                 log(.warning, m)
             case .fail(let m):
-                budget.keep(coder.writer, total: size)
+                budget.keep(coder.encoding.writer, total: size)
                 throw RestorationFailure(.limit, "save failed, the old archive is untouched: \(m)")
             case .trim(let cut, let list):
-                let first = coder.writer
+                let first = coder.encoding.writer
                 try writeRecords(order, cut: cut, list: list)
-                let trimmedSize = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
+                let trimmedSize = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
                 if UInt64(trimmedSize) > budgetBytes {
                     budget.keep(first, total: size)
                     throw RestorationFailure(.limit, "save failed, the old archive is untouched: the archive would be \(trimmedSize) bytes even with \(list.entries.count) subtrees left out, over its size budget of \(budgetBytes) bytes (policy TRIM)")
@@ -876,13 +876,13 @@ public final class Engine {
             }
         }
         sensitiveLeftOut = sensitivity.endSave()   // every value written (carried ones too): the key is wiped
-        let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.writer.archiveSize(info: info) }
-        let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.writer, info) }
+        let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
+        let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.encoding.writer, info) }
         guard mode == .save else { return result }      // an export: no sizes kept, no carry count, no WARNING
         if sensitiveLeftOut.count > 0 {
             log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
         }
-        budget.keep(coder.writer, total: total, trimmedFrom: trimmedFrom)
+        budget.keep(coder.encoding.writer, total: total, trimmedFrom: trimmedFrom)
         if !carry.commitAfterWrite { carry.commit() }
         return result
     }
@@ -925,15 +925,15 @@ public final class Engine {
             }
         }
         let coder = theCoder
-        coder.writer = ArchiveWriter(estimatedObjects: order.count)
+        coder.encoding.writer = ArchiveWriter(estimatedObjects: order.count)
         sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
         // Class versions: records store their class version once any class has one.
         saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
-        coder.writer.recordVersions = !classVersions.isEmpty
-        coder.writer.recordCarry = !carry.isEmpty   // carried records
+        coder.encoding.writer.recordVersions = !classVersions.isEmpty
+        coder.encoding.writer.recordCarry = !carry.isEmpty   // carried records
         defer { saveVersions = [] }
-        coder.encodeFailure = nil
-        coder.saveGeneration = gen
+        coder.encoding.failure = nil
+        coder.encoding.saveGeneration = gen
         coder.keys.clear()
         // Name indexes of this archive: per class number, and for short identifiers.
         let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(classTable.count, 1))
@@ -955,7 +955,7 @@ public final class Engine {
         if !carry.isEmpty {
             // Carried records follow the live ones.
             do {
-                try carry.append(&coder.writer) { path in
+                try carry.append(&coder.encoding.writer) { path in
                     guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
                     return n.saveIndex
                 }
@@ -974,7 +974,7 @@ public final class Engine {
             var k = classIndex[n.classID]
             if k == UInt32.max {
                 var cn = classTable[n.classID].name
-                k = cn.withUTF8 { coder.writer.name(UnsafeRawBufferPointer($0)) }
+                k = cn.withUTF8 { coder.encoding.writer.name(UnsafeRawBufferPointer($0)) }
                 classIndex[n.classID] = k
             }
             cls = k
@@ -982,27 +982,27 @@ public final class Engine {
         let container = n.container.unsafelyUnwrapped
         let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
         if _slowPath(!saveVersions.isEmpty) {
-            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
+            coder.encoding.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
                                      version: n.classID >= 0 ? saveVersions[n.classID] : 0)
         } else {
-            coder.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+            coder.encoding.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
         }
         if n.handles(.encode) {
             coder.beginEncoding(n)
             n.call(.encode, coder)
             coder.endEncoding()
         }
-        if coder.hasEncodeFailure, let f = coder.encodeFailure {
+        if coder.encoding.hasFailure, let f = coder.encoding.failure {
             return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
         }
         if let list {
             // Size budgets: the list of trimmed subtrees goes into record 0.
-            do { try Engine.writeTrimmedList(list, &coder.writer) } catch {
+            do { try Engine.writeTrimmedList(list, &coder.encoding.writer) } catch {
                 return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
             }
         }
         do {
-            try coder.writer.endObject()
+            try coder.encoding.writer.endObject()
         } catch {
             return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (a record begun and not ended)")
         }
@@ -1013,11 +1013,11 @@ public final class Engine {
     @inline(__always)
     private func nameIndex(_ n: ObjectNode) -> UInt32 {
         let bytes = n.identifierBytes
-        guard n.identifierCount <= 8 else { return theCoder.writer.name(bytes) }
+        guard n.identifierCount <= 8 else { return theCoder.encoding.writer.name(bytes) }
         let key = n.identifierPrefix   // identifiers hold no NUL: the prefix is the identifier
         let e = shortNameCache + Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 56)
         if e.pointee.key == key { return e.pointee.index }
-        let index = theCoder.writer.name(bytes)
+        let index = theCoder.encoding.writer.name(bytes)
         e.pointee = (key, index)
         return index
     }

@@ -15,21 +15,21 @@ extension Coder {
             guard ref.engine === engine, ref.isRegistered else {
                 throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) belongs to another engine (or is not registered)"))
             }
-            guard ref.saveGeneration == saveGeneration else {
+            guard ref.saveGeneration == encoding.saveGeneration else {
                 throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': element \(i), '\(ref.path)', was registered after this save began, so it is not in the archive"))
             }
             if ref.saveIndex < 0 { continue }   // left out by the size budget: the element is dropped
             records.append(ref.saveIndex)
         }
         do {
-            try records.withUnsafeBufferPointer { b throws(WriteFailure) in try writer.writeObjectArray(k, records: b) }
+            try records.withUnsafeBufferPointer { b throws(WriteFailure) in try encoding.writer.writeObjectArray(k, records: b) }
         } catch { throw record(error, key: key) }
     }
 
     /// The number of elements of the object array under `key`.
     public func decodeObjectArrayCount(_ key: KeyBytes) throws(RestorationFailure) -> Int {
         let f = try typed(key, .objectArray)
-        return reader.unsafelyUnwrapped.objectArrayCount(f)
+        return decoding.reader.unsafelyUnwrapped.objectArrayCount(f)
     }
 
     /// Element `index` of the object array under `key`: the count, and the
@@ -39,10 +39,10 @@ extension Coder {
     public func decodeObjectArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure)
         -> (handle: UnsafeMutableRawPointer?, count: Int, inRange: Bool) {
         let f = try typed(key, .objectArray)
-        let r = reader.unsafelyUnwrapped
+        let r = decoding.reader.unsafelyUnwrapped
         let n = r.objectArrayCount(f)
         guard let target = r.objectArrayElement(f, at: index) else { return (nil, n, false) }
-        guard let session else { throw stateFailure(encode: false) }
+        guard let session = decoding.session else { throw stateFailure(encode: false) }
         if let h = session.handle(target) { return (h, n, true) }
         if session.state[target] == .pending {
             throw RestorationFailure(.state, "\(location), key '\(key.string)': element \(index) refers to record \(target) ('\(r.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
@@ -53,8 +53,8 @@ extension Coder {
     /// Every element of the object array under `key` (nil: a skipped record).
     public func decodeObjectArray(_ key: KeyBytes) throws(RestorationFailure) -> [ObjectNode?] {
         let f = try typed(key, .objectArray)
-        let r = reader.unsafelyUnwrapped
-        guard let session else { throw stateFailure(encode: false) }
+        let r = decoding.reader.unsafelyUnwrapped
+        guard let session = decoding.session else { throw stateFailure(encode: false) }
         var out: [ObjectNode?] = []
         out.reserveCapacity(r.objectArrayCount(f))
         var pending: Int? = nil

@@ -5,7 +5,7 @@ import CSodium
 // they are, and what a save, an export and a restore do with them.
 //
 // The policy lives here, in one room with a narrow interface: the coder
-// asks it only when `Coder.sensitivityOn` is set (one branch per value for
+// asks it only when `Coder.encoding.sensitivityOn` is set (one branch per value for
 // an engine without a policy), and the engine tells it when a save or an
 // export begins and ends and when a restore meets sealed values.
 //
@@ -246,7 +246,7 @@ public final class SensitivityRoom {
             if case .beginRecord = value { dropDepth += 1 }
             return true
         }
-        let depth = coder.writer.nestingDepth
+        let depth = coder.encoding.writer.nestingDepth
         if levels.count < depth + 1 { switchOn(coder.node.unsafelyUnwrapped, depth: depth) }
         let keyBytes = key.bytes
         var s = effective(k, keyBytes, depth: depth)
@@ -287,7 +287,7 @@ public final class SensitivityRoom {
             dropDepth -= 1
             return true
         }
-        let depth = coder.writer.nestingDepth
+        let depth = coder.encoding.writer.nestingDepth
         guard depth > 0, levels.count > depth else { return false }
         try writeMarks(coder, depth)
         levels.removeLast(levels.count - depth)
@@ -302,7 +302,7 @@ public final class SensitivityRoom {
             overrides.removeAll(keepingCapacity: true)
             dropDepth = 0
         }
-        guard !coder.hasEncodeFailure, coder.writer.nestingDepth == 0, !levels.isEmpty else { return }
+        guard !coder.encoding.hasFailure, coder.encoding.writer.nestingDepth == 0, !levels.isEmpty else { return }
         do { try writeMarks(coder, 0) } catch { coder.recordEncodeFailure(error) }
     }
 
@@ -322,8 +322,8 @@ public final class SensitivityRoom {
         var name = SensitivityRoom.marksKeyName
         var n = 1
         while true {
-            let k = name.withUnsafeBytes { coder.writer.key($0) }
-            if coder.writer.rawTag(ofKey: k) == nil {
+            let k = name.withUnsafeBytes { coder.encoding.writer.key($0) }
+            if coder.encoding.writer.rawTag(ofKey: k) == nil {
                 if let e = SensitivityRoom.writeUnknown(coder, k, ArchiveFormat.localMarksTag, payload) {
                     throw coder.record(e, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0)))
                 }
@@ -410,7 +410,7 @@ public final class SensitivityRoom {
 
     private static func writeUnknown(_ coder: Coder, _ k: UInt32, _ tag: UInt8, _ payload: [UInt8]) -> WriteFailure? {
         payload.withUnsafeBytes { p -> WriteFailure? in
-            do throws(WriteFailure) { try coder.writer.writeUnknown(k, tag: tag, payload: p); return nil } catch { return error }
+            do throws(WriteFailure) { try coder.encoding.writer.writeUnknown(k, tag: tag, payload: p); return nil } catch { return error }
         }
     }
 

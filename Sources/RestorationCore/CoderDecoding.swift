@@ -1,0 +1,262 @@
+import RestorationArchive
+
+/// The decoding role's state (`.decoding` and `.factory` modes): the
+/// archive being read and where in it the running callback is. The coder's
+/// decode calls (the extension below) are its operations.
+@usableFromInline
+struct DecodingRole {
+    /// The archive being read; owns it for the restore.
+    @usableFromInline var reader: ArchiveReader? {
+        didSet { readerRef = reader.map { Unmanaged.passUnretained($0) } }
+    }
+    /// The same reader without reference counting on the hot paths.
+    @usableFromInline private(set) var readerRef: Unmanaged<ArchiveReader>?
+    var session: RestoreSession? {
+        didSet { sessionRef = session.map { Unmanaged.passUnretained($0) } }
+    }
+    @usableFromInline private(set) var sessionRef: Unmanaged<RestoreSession>?
+    /// The open records (the object's own fields at depth 0) and the scan hint of each.
+    @usableFromInline let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
+    @usableFromInline let hints: UnsafeMutablePointer<Int>
+    @usableFromInline var depth = 0
+
+    init() {
+        ranges = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
+        hints = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
+    }
+
+    /// Frees the open-record stack (the coder's deinit).
+    func deallocate() {
+        ranges.deallocate()
+        hints.deallocate()
+    }
+
+    /// Opens record r's own fields; false when no archive is being read.
+    mutating func begin(record r: Int) -> Bool {
+        guard let readerRef else { return false }
+        let range = readerRef._withUnsafeGuaranteedRef { $0.fields(ofRecord: r) }
+        depth = 0
+        ranges[0] = range
+        hints[0] = range.start
+        return true
+    }
+
+    /// The field with key index k in the open record.
+    @inlinable @inline(__always)
+    func find(_ k: UInt32) -> ArchiveReader.Field? {
+        let d = depth
+        var hint = hints[d]
+        let range = ranges[d]
+        guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.find(k, in: range, hint: &hint) }) else { return nil }
+        hints[d] = hint
+        return f
+    }
+
+    /// Enters a nested record.
+    @inlinable @inline(__always)
+    mutating func enter(_ range: ArchiveReader.FieldRange) {
+        depth += 1
+        ranges[depth] = range
+        hints[depth] = range.start
+    }
+}
+
+// MARK: - the decoding role's operations
+
+extension Coder {
+    /// The field under `key` in the current record, or nil when absent.
+    @inlinable @inline(__always)
+    func field(_ key: KeyBytes) throws(RestorationFailure) -> ArchiveReader.Field? {
+        guard mode == .decoding || mode == .factory, decoding.readerRef != nil else { throw stateFailure(encode: false) }
+        let k = cachedKey(key) ?? newDecodingKey(key)
+        if k == KeyCache.absent { return nil }
+        return decoding.find(k)
+    }
+
+    @usableFromInline @inline(never)
+    func newDecodingKey(_ key: KeyBytes) -> UInt32 {
+        let bytes = key.bytes
+        let k = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.keyIndex(bytes) } ?? KeyCache.absent
+        cacheKey(key, bytes, k)
+        return k
+    }
+
+    @inlinable @inline(__always)
+    func typed(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard let f = try field(key) else { throw missing(key) }
+        let tag = f.tag
+        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
+        throw mismatch(key, tag, expected)
+    }
+
+    @inlinable @inline(__always)
+    public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
+        if _slowPath(mode == .migrating) { return try editor.bool(key) }
+        let f = try typed(key, .boolFalse)
+        return f.tag == .boolTrue
+    }
+
+    @inlinable @inline(__always)
+    public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
+        if _slowPath(mode == .migrating) { return try editor.int(key) }
+        let f = try typed(key, .int)
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
+    }
+
+    @inlinable @inline(__always)
+    public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
+        if _slowPath(mode == .migrating) { return try editor.double(key) }
+        let f = try typed(key, .double)
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
+    }
+
+    /// The string's bytes, borrowed from the archive (not NUL-terminated).
+    @inlinable @inline(__always)
+    public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) { return try editor.text(key) }
+        guard let f = try field(key) else { throw missing(key) }
+        if _slowPath(f.rawTag != ValueTag.string.rawValue) { try osStringAsText(key, f) }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    public func decodeString(_ key: KeyBytes) throws(RestorationFailure) -> String {
+        String(decoding: try decodeStringBytes(key), as: UTF8.self)
+    }
+
+    /// Borrowed from the archive; valid until the callback returns.
+    @inlinable @inline(__always)
+    public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) { return try editor.rawBytes(key) }
+        guard let f = try field(key) else { throw missing(key) }
+        if _slowPath(f.rawTag != ValueTag.bytes.rawValue && f.rawTag != ValueTag.osString.rawValue) {
+            throw mismatch(key, f.tag, .bytes)
+        }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    public func decodeObject(_ key: KeyBytes) throws(RestorationFailure) -> ObjectNode {
+        ObjectNode.from(handle: try decodeObjectHandle(key))
+    }
+
+    /// The referenced object's handle (`rst_object *`), without reference counting.
+    @inlinable @inline(__always)
+    public func decodeObjectHandle(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeMutableRawPointer {
+        let f = try typed(key, .object)
+        let target = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        guard let sessionRef = decoding.sessionRef else { throw stateFailure(encode: false) }
+        if let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) { return h }
+        throw unresolvedReference(key, target)
+    }
+
+    @usableFromInline @inline(never)
+    func unresolvedReference(_ key: KeyBytes, _ target: Int) -> RestorationFailure {
+        if decoding.session?.state[target] == .pending {
+            return RestorationFailure(.state, "\(location), key '\(key.string)' refers to record \(target) ('\(decoding.reader!.path(ofRecord: target))'), which is not materialized yet (pass 1 creates objects in archive order)")
+        }
+        return RestorationFailure(.notFound, "\(location), key '\(key.string)' refers to record \(target) ('\(decoding.reader!.path(ofRecord: target))'), which was skipped")
+    }
+
+    /// Copies into `buffer` when it is large enough; returns the count either way.
+    @inlinable @inline(__always)
+    public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
+        if _slowPath(mode == .migrating) { return try editor.intArray(key, into: buffer) }
+        let f = try typed(key, .intArray)
+        let r = decoding.reader.unsafelyUnwrapped
+        let n = r.intArrayCount(f)
+        guard let buffer, buffer.count >= n else { return (n, n == 0) }
+        r.intArray(f, into: buffer)
+        return (n, true)
+    }
+
+    public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {
+        if _slowPath(mode == .migrating) { return try editor.intArray(key) }
+        let f = try typed(key, .intArray)
+        let r = decoding.reader.unsafelyUnwrapped
+        let n = r.intArrayCount(f)
+        return [Int64](unsafeUninitializedCapacity: n) { buf, count in
+            r.intArray(f, into: buf)
+            count = n
+        }
+    }
+
+    /// Element `index` (borrowed bytes), and the count. nil element when out of range.
+    public func decodeStringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
+        if _slowPath(mode == .migrating) { return try editor.stringArrayElement(key, at: index) }
+        let f = try typed(key, .stringArray)
+        let r = decoding.reader.unsafelyUnwrapped
+        return (index >= 0 ? r.stringArrayElement(f, at: index) : nil, r.stringArrayCount(f))
+    }
+
+    public func decodeStringArray(_ key: KeyBytes) throws(RestorationFailure) -> [String] {
+        if _slowPath(mode == .migrating) { return try editor.stringArray(key) }
+        let f = try typed(key, .stringArray)
+        let r = decoding.reader.unsafelyUnwrapped
+        let n = r.stringArrayCount(f)
+        var out: [String] = []
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            if let e = r.stringArrayElement(f, at: i) { out.append(String(decoding: e, as: UTF8.self)) }
+        }
+        return out
+    }
+
+    @inlinable @inline(__always)
+    public func decodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.beginRecord(key, create: false) }
+        let f = try typed(key, .record)
+        guard decoding.depth < RestorationLimits.maxRecordDepth else {
+            throw RestorationFailure(.limit, "\(location): records nest at most \(RestorationLimits.maxRecordDepth) deep")
+        }
+        let r = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.recordFields(f) }
+        decoding.enter(r)
+    }
+
+    @inlinable @inline(__always)
+    public func decodeEndRecord() throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.endRecord() }
+        guard mode == .decoding || mode == .factory else { throw stateFailure(encode: false) }
+        guard decoding.depth > 0 else {
+            throw RestorationFailure(.state, "\(location) is at its top level (no record was begun)")
+        }
+        decoding.depth -= 1
+    }
+
+    /// The keys of the current record with their types, in archive order
+    /// (tools: restorectl's stand-in objects decode everything).
+    public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {
+        if mode == .migrating {
+            throw RestorationFailure(.state, "\(location): a migration lists the record's keys with migrationKeys(), not fields of the archive")
+        }
+        guard mode == .decoding || mode == .factory, let reader = decoding.reader else { throw stateFailure(encode: false) }
+        reader.forEachField(in: decoding.ranges[decoding.depth]) { f in body(reader.keyName(f.key), f) }
+    }
+
+    /// The bytes of an OS string or of a string, borrowed like a string's
+    /// (not NUL-terminated).
+    public func decodeOSStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
+        if _slowPath(mode == .migrating) { return try editor.osStringBytes(key) }
+        guard let f = try field(key) else { throw missing(key) }
+        guard f.rawTag == ValueTag.osString.rawValue || f.rawTag == ValueTag.string.rawValue else {
+            throw mismatch(key, f.tag, .osString)
+        }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    /// A field that is not a string, read as a string: an OS string that is
+    /// valid UTF-8 passes; anything else is a type mismatch.
+    @usableFromInline @inline(never)
+    func osStringAsText(_ key: KeyBytes, _ f: ArchiveReader.Field) throws(RestorationFailure) {
+        guard f.tag == .osString else { throw mismatch(key, f.tag, .string) }
+        let b = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+        if !ArgumentRules.isText(b) { throw osStringNotText(key) }
+    }
+
+    @usableFromInline @inline(never)
+    func osStringNotText(_ key: KeyBytes) -> RestorationFailure {
+        Coder.osStringNotText(key, at: location)
+    }
+
+    static func osStringNotText(_ key: KeyBytes, at location: String) -> RestorationFailure {
+        RestorationFailure(.type, "\(location), key '\(key.string)' holds an OS string that is not valid UTF-8, not a string (read it as an OS string or as bytes)")
+    }
+}

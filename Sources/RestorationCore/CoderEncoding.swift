@@ -1,0 +1,224 @@
+import RestorationArchive
+
+/// The encoding role's state (`.encoding` mode): the archive being
+/// written and what the save in progress has decided so far. The coder's
+/// encode calls (the extension below) are its operations.
+@usableFromInline
+struct EncodingRole {
+    @usableFromInline var writer = ArchiveWriter()
+    /// The first encode error of the save in progress; it fails the save.
+    var failure: RestorationFailure? {
+        didSet { hasFailure = failure != nil }
+    }
+    /// `failure != nil`, without copying it on every encode call.
+    @usableFromInline private(set) var hasFailure = false
+    /// The save in progress (objects registered after it began are not in it).
+    @usableFromInline var saveGeneration = 0
+    /// Sensitive values (Sensitivity.swift): set when this object's values
+    /// must be asked about; an engine without a policy never sets it.
+    @usableFromInline var sensitivityOn = false
+    /// Whether the save in progress has a policy (or is a portable export):
+    /// only then does an encode callback ask the room. Set by the engine.
+    var sensitivityInSave = false
+
+    /// Keeps `f` when it is the save's first failure.
+    mutating func note(_ f: RestorationFailure) {
+        if failure == nil { failure = f }
+    }
+}
+
+// MARK: - the encoding role's operations
+
+extension Coder {
+    /// Whether this object's values are asked about (`EncodingRole.sensitivityOn`).
+    var sensitivityOn: Bool { encoding.sensitivityOn }
+
+    @inlinable @inline(__always)
+    func encodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        guard mode == .encoding, !encoding.hasFailure else { throw encodingRefused() }
+        if let k = cachedKey(key) { return k }
+        return try newEncodingKey(key)
+    }
+
+    /// Outside an encode callback, or after an earlier encode error.
+    @usableFromInline @inline(never)
+    func encodingRefused() -> RestorationFailure {
+        guard mode == .encoding else { return stateFailure(encode: true) }
+        let f = encoding.failure.unsafelyUnwrapped
+        return RestorationFailure(f.status, "an earlier encode error already failed this save: \(f.message)")
+    }
+
+    @usableFromInline @inline(never)
+    func newEncodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        let bytes = key.bytes
+        // A bad key fails the whole save like any other encode error.
+        do { try ArgumentRules.key(bytes, location: location) } catch { throw fail(error) }
+        let k = encoding.writer.key(bytes)
+        cacheKey(key, bytes, k)
+        return k
+    }
+
+    @usableFromInline @inline(never)
+    func record(_ error: WriteFailure, key: KeyBytes) -> RestorationFailure {
+        let f: RestorationFailure
+        switch error {
+        case .duplicateKey:
+            f = RestorationFailure(.duplicate, "\(location) already has a value for key '\(key.string)' in this record")
+        case .limit(let m):
+            f = RestorationFailure(.limit, "\(location), key '\(key.string)': \(m)")
+        case .state(let m):
+            f = RestorationFailure(.state, "\(location): \(m)")
+        }
+        encoding.note(f)
+        return f
+    }
+
+    @usableFromInline @inline(never)
+    func fail(_ f: RestorationFailure) -> RestorationFailure {
+        if mode == .encoding { encoding.note(f) }
+        return f
+    }
+
+    @inlinable @inline(__always)
+    public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.bool(v)) { return }
+        do { try encoding.writer.writeBool(k, v) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .int, bits: UInt64(bitPattern: v)) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.int(v)) { return }
+        do { try encoding.writer.writeInt(k, v) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .double, bits: v.bitPattern) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.double(v)) { return }
+        do { try encoding.writer.writeDouble(k, v) } catch { throw record(error, key: key) }
+    }
+
+    /// `utf8` must be valid UTF-8 without NUL bytes.
+    @inlinable @inline(__always)
+    public func encodeString(_ key: KeyBytes, _ utf8: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.writeString(key, utf8) }
+        let k = try encodingKey(key)
+        guard ArgumentRules.isText(utf8) else {
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the value is not valid UTF-8 (or holds a NUL byte)"))
+        }
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.string(utf8)) { return }
+        do { try encoding.writer.writeString(k, utf8) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeBytes(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.write(key, .bytes(Array(bytes))) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.bytes(bytes)) { return }
+        do { try encoding.writer.writeBytes(k, bytes) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeObject(_ key: KeyBytes, _ ref: ObjectNode) throws(RestorationFailure) {
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.reference) { return }
+        guard ref.engine === engine, ref.isRegistered else {
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': the referenced object belongs to another engine"))
+        }
+        guard ref.saveGeneration == encoding.saveGeneration else {
+            throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': '\(ref.path)' was registered after this save began, so it is not in the archive"))
+        }
+        if _slowPath(ref.saveIndex < 0) { return }   // left out by the size budget (Budget.swift): the reference is dropped
+        do { try encoding.writer.writeObject(k, record: ref.saveIndex) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeIntArray(_ key: KeyBytes, _ values: UnsafeBufferPointer<Int64>) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.write(key, .intArray(Array(values))) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.intArray(values)) { return }
+        do { try encoding.writer.writeIntArray(k, values) } catch { throw record(error, key: key) }
+    }
+
+    public func encodeStringArray(_ key: KeyBytes, _ elements: [UnsafeRawBufferPointer]) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.writeStringArray(key, elements) }
+        let k = try encodingKey(key)
+        for (i, e) in elements.enumerated() where !ArgumentRules.isText(e) {
+            throw fail(RestorationFailure(.invalid, "\(location), key '\(key.string)': element \(i) is not valid UTF-8 (or holds a NUL byte)"))
+        }
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.stringArray(elements)) { return }
+        do { try encoding.writer.writeStringArray(k, elements) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeBeginRecord(_ key: KeyBytes) throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.beginRecord(key, create: true) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.beginRecord) { return }
+        do { try encoding.writer.beginRecord(k) } catch { throw record(error, key: key) }
+    }
+
+    @inlinable @inline(__always)
+    public func encodeEndRecord() throws(RestorationFailure) {
+        if _slowPath(mode == .migrating) { return try editor.endRecord() }
+        guard mode == .encoding else { throw stateFailure(encode: true) }
+        if _slowPath(encoding.sensitivityOn), try divertEndRecord() { return }
+        guard encoding.writer.nestingDepth > 0 else {
+            throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
+        }
+        do { try encoding.writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0))) }
+    }
+
+    /// Sensitive values: true when the room left the value out or wrote it sealed.
+    @usableFromInline @inline(never)
+    func divert(_ k: UInt32, _ key: KeyBytes, _ value: SensitiveValue) throws(RestorationFailure) -> Bool {
+        try engine.sensitivity.divert(self, k, key, value)
+    }
+
+    @usableFromInline @inline(never)
+    func divertEndRecord() throws(RestorationFailure) -> Bool {
+        try engine.sensitivity.endRecord(self)
+    }
+
+    /// Sets `key`'s sensitivity for this record (the open nested record, or
+    /// the object's own fields) before it is encoded; wins over the policy.
+    /// - Throws: `.state` outside an encode callback, or after the key was
+    ///   encoded in this record (which also fails the save: the value was
+    ///   written as it is); `.invalid`/`.limit` for a bad key.
+    public func setSensitivity(_ key: KeyBytes, _ s: Sensitivity) throws(RestorationFailure) {
+        guard mode == .encoding else {
+            throw RestorationFailure(.state, "called outside an encode callback (a key's sensitivity is set while its object encodes, before the key)")
+        }
+        let bytes = key.bytes
+        try ArgumentRules.key(bytes, location: location)
+        let k = encoding.writer.key(bytes)
+        if encoding.writer.rawTag(ofKey: k) != nil {
+            // The value is already in the archive as it is: the save fails,
+            // so it never reaches the disk.
+            throw fail(RestorationFailure(.state, "\(location), key '\(key.string)': already encoded in this record; set its sensitivity before encoding it"))
+        }
+        let room = engine.sensitivity
+        room.switchOn(node.unsafelyUnwrapped, depth: encoding.writer.nestingDepth)
+        room.override(depth: encoding.writer.nestingDepth, key: k, s)
+        encoding.sensitivityOn = true
+    }
+
+    /// Encodes an OS string: any bytes but NUL (a Linux file name or path,
+    /// UTF-8 or not).
+    public func encodeOSString(_ key: KeyBytes, _ bytes: UnsafeRawBufferPointer) throws(RestorationFailure) {
+        if let nul = bytes.firstIndex(of: 0) {
+            let f = RestorationFailure(.invalid, "\(location), key '\(key.string)': the OS string holds a NUL byte at offset \(nul)")
+            if mode == .migrating { throw f }
+            throw fail(f)
+        }
+        if _slowPath(mode == .migrating) { return try editor.write(key, .osString(Array(bytes))) }
+        let k = try encodingKey(key)
+        if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.osString(bytes)) { return }
+        do { try encoding.writer.writeOSString(k, bytes) } catch { throw record(error, key: key) }
+    }
+}
