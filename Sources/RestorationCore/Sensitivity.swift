@@ -5,7 +5,7 @@ import CSodium
 // they are, and what a save, an export and a restore do with them.
 //
 // The policy lives here, in one room with a narrow interface: the coder
-// asks it only when `Coder.encoding.sensitivityOn` is set (one branch per value for
+// asks it only when `EncodingRole.sensitivityOn` is set (one branch per value for
 // an engine without a policy), and the engine tells it when a save or an
 // export begins and ends and when a restore meets sealed values.
 //
