@@ -67,7 +67,7 @@ public final class Coder {
     public unowned(unsafe) let engine: Engine
 
     /// The object of the running encode or decode callback (nil in a
-    /// factory or a migration).
+    /// factory or a migration: no object exists yet).
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -215,7 +215,7 @@ public final class Coder {
         }
     }
 
-    // MARK: encode
+    // MARK: shared by the roles: keys and failures
 
     /// The cached index of a key, if any (C keys are not measured).
     @inlinable @inline(__always)
@@ -237,8 +237,6 @@ public final class Coder {
             ? "called outside an encode callback (the coder is only valid during the callback it was passed to)"
             : "called outside a decode callback or factory (the coder is only valid during the callback it was passed to)")
     }
-
-    // MARK: decode
 
     @usableFromInline @inline(never)
     func mismatch(_ key: KeyBytes, _ tag: ValueTag?, _ expected: ValueTag) -> RestorationFailure {
@@ -275,6 +273,8 @@ public final class Coder {
         case nil: return "a value of a type this version does not know"
         }
     }
+
+    // MARK: asked of every role
 
     public func contains(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
         if _slowPath(mode == .migrating) { return editor.contains(key) }
@@ -388,10 +388,4 @@ extension Coder {
     public func recordEncodeFailure(_ f: RestorationFailure) {
         if mode == .encoding { encoding.note(f) }
     }
-}
-
-// MARK: - OS strings (file names: any bytes but NUL)
-
-extension Coder {
-
 }
