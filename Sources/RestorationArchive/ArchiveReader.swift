@@ -285,7 +285,7 @@ public final class ArchiveReader {
         case .none:
             end = c.pos
         case .zigzag, .recordIndex:
-            guard c.varint(limit) != nil else { return nil }
+            guard c.skipVarint(limit) else { return nil }
             end = c.pos
         case .fixed64:
             end = c.pos &+ 8

@@ -295,6 +295,28 @@ func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) ->
     return nil                                  // cut off by limit
 }
 
+/// Moves `pos` past the varint there without decoding it, for a reader
+/// that needs only where the varint ends (the validator's int values, the
+/// reader's field walk): it leaves `pos` exactly where `readVarint` would,
+/// and returns false, with `pos` unchanged, exactly when `readVarint`
+/// returns nil. With 8 bytes readable, a varint of up to 8 bytes is found
+/// from one word (its end is the first byte below 0x80; a varint that short
+/// can be neither too long nor overflow); any other goes through the
+/// varint reader.
+@inlinable @inline(__always)
+func skipVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> Bool {
+    let p = pos
+    if limit &- p >= 8 {
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        let stops = ~w & 0x8080_8080_8080_8080
+        if stops != 0 {
+            pos = p &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+            return true
+        }
+    }
+    return readVarintSlow(base, &pos, limit) != nil
+}
+
 /// Why `readVarint` returned nil at `pos` (for messages).
 enum VarintProblem { case cutOff, tooLong, overflow }
 

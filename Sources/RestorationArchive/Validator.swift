@@ -686,7 +686,7 @@ struct Validator {
             case .none:
                 break
             case .zigzag:
-                _ = try varint(fe, "int value")
+                if !cursor.skipVarint(fe) { throw varintFailure(fe, "int value") }
             case .fixed64:
                 if cursor.remaining(fe) < 8 { throw corrupt("double value is cut off (\(cursor.remaining(fe)) of 8 bytes)", at: pos) }
                 cursor.skip(8)
