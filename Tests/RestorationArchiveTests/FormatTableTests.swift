@@ -139,6 +139,28 @@ final class FormatTableTests: XCTestCase {
         both([], "empty")
     }
 
+    /// The reader's ints (read from one word when the archive has 8 bytes
+    /// there) are the values written, for every varint length, in the
+    /// middle of the records and as the last field; a field whose end cuts
+    /// its varint short still reads as 0, as the varint reader gives.
+    func testReaderIntsOfEveryLength() throws {
+        var values: [Int64] = [0, 1, -1, 63, -64, 64, 8191, -8192, 8192, Int64(Int32.max), Int64(Int32.min),
+                               1 << 40, -(1 << 48), (1 << 55) - 1, 1 << 55, Int64.max, Int64.min]
+        for _ in 0..<200 { values.append(Int64.random(in: .min ... .max) >> Int64.random(in: 0...63)) }
+        let entries = values.enumerated().map { ArchiveEntry(key: "k\($0.offset)", value: .int($0.element)) }
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [ArchiveObject(identifier: "a", entries: entries)])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var seen = 0
+        r.forEachField(in: r.fields(ofRecord: 0)) { f in
+            XCTAssertEqual(r.int(f), values[seen], "value \(seen)")
+            if f.end - f.payload > 1 {
+                XCTAssertEqual(r.int(ArchiveReader.Field(key: f.key, rawTag: f.rawTag, payload: f.payload, end: f.end - 1)), 0)
+            }
+            seen += 1
+        }
+        XCTAssertEqual(seen, values.count)
+    }
+
     func testVarintReaderRejectsBadInputAndLeavesPosition() {
         // Cut off by the limit.
         XCTAssertEqual(read([0x80, 0x80]).0, nil)
