@@ -42,6 +42,13 @@ struct ArchiveCursor {
         readVarint(base, &pos, limit)
     }
 
+    /// Moves past the next varint without decoding it: where `varint`
+    /// would leave the position, false exactly when it would return nil.
+    @inlinable @inline(__always)
+    mutating func skipVarint(_ limit: Int) -> Bool {
+        RestorationArchive.skipVarint(base, &pos, limit)
+    }
+
     /// A varint byte length followed by that many bytes before `limit`;
     /// nil when the varint cannot be read or the bytes do not fit (the
     /// position is then after the varint, if it was read).

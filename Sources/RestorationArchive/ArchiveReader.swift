@@ -285,7 +285,7 @@ public final class ArchiveReader {
         case .none:
             end = c.pos
         case .zigzag, .recordIndex:
-            guard c.varint(limit) != nil else { return nil }
+            guard c.skipVarint(limit) else { return nil }
             end = c.pos
         case .fixed64:
             end = c.pos &+ 8
@@ -351,8 +351,18 @@ public final class ArchiveReader {
     @inlinable public func bool(_ f: Field) -> Bool { f.rawTag == ValueTag.boolTrue.rawValue }
 
     @inlinable public func int(_ f: Field) -> Int64 {
+        let limit = min(f.end, _byteCount)
+        // A field's varint ends at the field's end, so the varint reader's
+        // one-word path (8 bytes before the limit) never applies: load the
+        // word when the archive has 8 bytes there, and keep the value when
+        // the varint ends within the limit (what the reader would return).
+        if f.payload >= 0 && _byteCount &- f.payload >= 8,
+           let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: f.payload, as: UInt64.self))),
+           f.payload &+ len <= limit {
+            return unzigzag(v)
+        }
         var c = ArchiveCursor(_base, at: f.payload)
-        return unzigzag(c.varint(min(f.end, _byteCount)) ?? 0)
+        return unzigzag(c.varint(limit) ?? 0)
     }
 
     @inlinable public func double(_ f: Field) -> Double {

@@ -258,23 +258,32 @@ func readVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UIn
     return readVarintSlow(base, &pos, limit)
 }
 
+/// The varint at the start of the 8 bytes `w` (loaded little-endian) and
+/// its length, when it ends within them (1 to 8 bytes: such a varint can
+/// neither be too long nor overflow); nil when all 8 bytes continue. The
+/// end is the first byte below 0x80; the 7-bit groups are packed by three
+/// mask-and-shift steps.
+@inlinable @inline(__always)
+func varintInWord(_ w: UInt64) -> (UInt64, Int)? {
+    let stops = ~w & 0x8080_8080_8080_8080
+    if stops == 0 { return nil }
+    let len = (stops.trailingZeroBitCount &+ 1) &>> 3          // 1...8
+    var x = (len == 8 ? w : w & ((1 &<< UInt64(len &* 8)) &- 1)) & 0x7F7F_7F7F_7F7F_7F7F
+    x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) &>> 1)
+    x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) &>> 2)
+    x = (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) &>> 4)
+    return (x, len)
+}
+
 @inlinable @inline(never)
 func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
     // 4 to 8 bytes with 8 readable (an int of up to 56 bits, e.g. a 32-bit
     // value): one word load, the end found by its first byte below 0x80,
     // the 7-bit groups packed by three mask-and-shift steps.
-    if limit &- pos >= 8 {
-        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: pos, as: UInt64.self))
-        let stops = ~w & 0x8080_8080_8080_8080
-        if stops != 0 {
-            let len = (stops.trailingZeroBitCount &+ 1) &>> 3          // 1...8
-            var x = (len == 8 ? w : w & ((1 &<< UInt64(len &* 8)) &- 1)) & 0x7F7F_7F7F_7F7F_7F7F
-            x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) &>> 1)
-            x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) &>> 2)
-            x = (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) &>> 4)
-            pos &+= len
-            return x
-        }
+    if limit &- pos >= 8,
+       let (x, len) = varintInWord(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: pos, as: UInt64.self))) {
+        pos &+= len
+        return x
     }
     var p = pos
     var result: UInt64 = 0
@@ -293,6 +302,28 @@ func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) ->
         i &+= 1
     }
     return nil                                  // cut off by limit
+}
+
+/// Moves `pos` past the varint there without decoding it, for a reader
+/// that needs only where the varint ends (the validator's int values, the
+/// reader's field walk): it leaves `pos` exactly where `readVarint` would,
+/// and returns false, with `pos` unchanged, exactly when `readVarint`
+/// returns nil. With 8 bytes readable, a varint of up to 8 bytes is found
+/// from one word (its end is the first byte below 0x80; a varint that short
+/// can be neither too long nor overflow); any other goes through the
+/// varint reader.
+@inlinable @inline(__always)
+func skipVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> Bool {
+    let p = pos
+    if limit &- p >= 8 {
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        let stops = ~w & 0x8080_8080_8080_8080
+        if stops != 0 {
+            pos = p &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+            return true
+        }
+    }
+    return readVarintSlow(base, &pos, limit) != nil
 }
 
 /// Why `readVarint` returned nil at `pos` (for messages).

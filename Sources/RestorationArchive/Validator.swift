@@ -282,10 +282,13 @@ struct Validator {
         return Int(truncatingIfNeeded: v)
     }
 
-    /// Checks `len` bytes at `pos` as text (UTF-8 without NUL).
+    /// Checks `len` bytes at `pos` as text (UTF-8 without NUL). Mutating
+    /// (it changes nothing) so that it reads the cursor in place: as a
+    /// non-mutating method, called from the parsing loops, the optimizer
+    /// copied the whole validator (224 bytes) to read two words.
     @inline(__always)
-    func checkText(_ len: Int, _ what: StaticString) throws(ArchiveFailure) {
-        let bad = utf8Violation(b + pos, len)
+    mutating func checkText(_ len: Int, _ what: StaticString) throws(ArchiveFailure) {
+        let bad = utf8Violation(cursor.base + cursor.pos, len)
         if bad >= 0 { throw textError(bad, what) }
     }
 
@@ -686,7 +689,7 @@ struct Validator {
             case .none:
                 break
             case .zigzag:
-                _ = try varint(fe, "int value")
+                if !cursor.skipVarint(fe) { throw varintFailure(fe, "int value") }
             case .fixed64:
                 if cursor.remaining(fe) < 8 { throw corrupt("double value is cut off (\(cursor.remaining(fe)) of 8 bytes)", at: pos) }
                 cursor.skip(8)

@@ -42,22 +42,51 @@ final class MarkerWatch {
         field = base + offset
     }
 
-    /// The callback of record r begins.
+    /// The callback of record r begins: the field becomes r's last ten
+    /// decimal digits, zero-padded. Written as one 2-byte and one 8-byte
+    /// store, the eight low digits converted in a register (this runs twice
+    /// per object callback of a restore from a store).
     @inline(__always) func enter(_ r: Int) {
         guard let f = field else { return }
+        if _slowPath(r < 0) { MarkerWatch.storeDigitByDigit(f, r); return }
+        let (high, low) = MarkerWatch.digits(UInt64(r))
+        f.storeBytes(of: high, toByteOffset: 0, as: UInt16.self)
+        f.storeBytes(of: low, toByteOffset: 2, as: UInt64.self)
+    }
+
+    /// No object callback runs: the field becomes ten dashes.
+    @inline(__always) func leave() {
+        guard let f = field else { return }
+        f.storeBytes(of: 0x2D2D, toByteOffset: 0, as: UInt16.self)
+        f.storeBytes(of: 0x2D2D_2D2D_2D2D_2D2D, toByteOffset: 2, as: UInt64.self)
+    }
+
+    /// The ten ASCII digits of v modulo 10^10 as they lie in memory (a
+    /// little-endian machine): the first two, then the other eight.
+    @inline(__always) static func digits(_ v: UInt64) -> (UInt16, UInt64) {
+        let top = (v / 100_000_000) % 100
+        let high = UInt16(truncatingIfNeeded: 0x30 &+ top / 10) | (UInt16(truncatingIfNeeded: 0x30 &+ top % 10) &<< 8)
+        let eight = v % 100_000_000
+        // Four-digit halves in 32-bit lanes, then two-digit quarters in
+        // 16-bit lanes, then digits in bytes (x * 10486 >> 20 is x / 100
+        // for x < 10,000; x * 103 >> 10 is x / 10 for x < 100).
+        var x = (eight / 10_000) | ((eight % 10_000) &<< 32)
+        let hundreds = ((x &* 10486) &>> 20) & 0x0000_007F_0000_007F
+        x = hundreds | ((x &- hundreds &* 100) &<< 16)
+        let tens = ((x &* 103) &>> 10) & 0x000F_000F_000F_000F
+        x = tens | ((x &- tens &* 10) &<< 8)
+        return (UInt16(littleEndian: high), UInt64(littleEndian: x | 0x3030_3030_3030_3030))
+    }
+
+    /// The plain way, kept for a negative r (never a record index).
+    static func storeDigitByDigit(_ f: UnsafeMutableRawPointer, _ r: Int) {
         var v = r
         var i = 9
         while i >= 0 {
-            f.storeBytes(of: UInt8(48 + v % 10), toByteOffset: i, as: UInt8.self)
+            f.storeBytes(of: UInt8(truncatingIfNeeded: 48 + v % 10), toByteOffset: i, as: UInt8.self)
             v /= 10
             i -= 1
         }
-    }
-
-    /// No object callback runs.
-    @inline(__always) func leave() {
-        guard let f = field else { return }
-        for i in 0..<10 { f.storeBytes(of: UInt8(ascii: "-"), toByteOffset: i, as: UInt8.self) }
     }
 
     /// The region is about to go: no more stores through it.

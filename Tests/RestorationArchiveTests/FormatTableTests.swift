@@ -102,6 +102,65 @@ final class FormatTableTests: XCTestCase {
         XCTAssertEqual(read([0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0], limit: 4).0, nil)
     }
 
+    /// Skipping a varint ends where reading it does and fails exactly where
+    /// reading fails: every length, paddings, limits, non-minimal forms,
+    /// and the cut-off, too-long and overflowing cases.
+    func testSkipVarintAgreesWithTheReader() {
+        func both(_ bytes: [UInt8], limit: Int? = nil, _ note: String) {
+            bytes.withUnsafeBytes { b in
+                let lim = limit ?? b.count
+                var rp = 0, sp = 0
+                let v = readVarint(b.baseAddress!, &rp, lim)
+                let ok = skipVarint(b.baseAddress!, &sp, lim)
+                XCTAssertEqual(ok, v != nil, note)
+                XCTAssertEqual(sp, rp, note)
+            }
+        }
+        var rng = SystemRandomNumberGenerator()
+        var values: [UInt64] = [0, 1, 127, 128, 16383, 16384, 1 << 21, (1 << 28) - 1, 1 << 28, 1 << 35,
+                                (1 << 49) - 1, 1 << 49, (1 << 56) - 1, 1 << 56, 1 << 63, UInt64.max]
+        for _ in 0..<1000 { values.append(rng.next() >> UInt64.random(in: 0...63, using: &rng)) }
+        for v in values {
+            for pad: UInt8 in [0x00, 0xFF, 0x80] {
+                var buf = [UInt8](repeating: pad, count: 20)
+                let n = buf.withUnsafeMutableBytes { putVarint($0.baseAddress!, v) }
+                for limit in Set([n - 1, n, n + 1, n + 7, 20]) where limit >= 0 {
+                    both(buf, limit: limit, "\(v), padding \(pad), limit \(limit)")
+                }
+            }
+        }
+        both([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0xFF], "8-byte non-minimal")
+        both([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], "9-byte non-minimal")
+        both([UInt8](repeating: 0xFF, count: 10) + [0x01, 0, 0, 0], "too long")
+        both([UInt8](repeating: 0xFF, count: 9) + [0x02, 0, 0, 0], "overflow")
+        both([UInt8](repeating: 0xFF, count: 9) + [0x01, 0, 0, 0], "largest")
+        both([0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0], limit: 4, "cut off by the limit")
+        both([0x80, 0x80], "cut off by the end")
+        both([], "empty")
+    }
+
+    /// The reader's ints (read from one word when the archive has 8 bytes
+    /// there) are the values written, for every varint length, in the
+    /// middle of the records and as the last field; a field whose end cuts
+    /// its varint short still reads as 0, as the varint reader gives.
+    func testReaderIntsOfEveryLength() throws {
+        var values: [Int64] = [0, 1, -1, 63, -64, 64, 8191, -8192, 8192, Int64(Int32.max), Int64(Int32.min),
+                               1 << 40, -(1 << 48), (1 << 55) - 1, 1 << 55, Int64.max, Int64.min]
+        for _ in 0..<200 { values.append(Int64.random(in: .min ... .max) >> Int64.random(in: 0...63)) }
+        let entries = values.enumerated().map { ArchiveEntry(key: "k\($0.offset)", value: .int($0.element)) }
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [ArchiveObject(identifier: "a", entries: entries)])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var seen = 0
+        r.forEachField(in: r.fields(ofRecord: 0)) { f in
+            XCTAssertEqual(r.int(f), values[seen], "value \(seen)")
+            if f.end - f.payload > 1 {
+                XCTAssertEqual(r.int(ArchiveReader.Field(key: f.key, rawTag: f.rawTag, payload: f.payload, end: f.end - 1)), 0)
+            }
+            seen += 1
+        }
+        XCTAssertEqual(seen, values.count)
+    }
+
     func testVarintReaderRejectsBadInputAndLeavesPosition() {
         // Cut off by the limit.
         XCTAssertEqual(read([0x80, 0x80]).0, nil)
