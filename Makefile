@@ -142,8 +142,18 @@ test: deps
 test-sqlite: deps
 	Tests/sqlite/run.sh $(TEST_SUMMARY)
 
-# swift test (XCTest suites, C programs through the ABI), then the fuzz corpus replay.
-test-swift: deps
+# What LifecycleRecipeTests compiles the docs' recipes against (GTK 4, Qt 6,
+# libuv, ncurses), so a fresh machine's `make test` has them before swift test.
+.PHONY: deps-recipes
+deps-recipes: deps-gtk deps-qt
+	@if ! pkg-config --exists libuv 2>/dev/null || ! pkg-config --exists ncursesw 2>/dev/null; then \
+	  echo "installing libuv1-dev libncurses-dev"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libuv1-dev libncurses-dev; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq libuv1-dev libncurses-dev; fi; \
+	fi
+
+# swift test (XCTest suites, C programs through the ABI, the docs' recipes), then the fuzz corpus replay.
+test-swift: deps deps-recipes
 	@set -o pipefail; rc=0; swift test 2>&1 | tee .build/swift-test.log || rc=1; \
 	Tests/count-xctest.sh swift .build/swift-test.log >> $(TEST_SUMMARY); \
 	swift run restore-fuzz Sources/restore-fuzz/corpus || { rc=1; echo "fuzz-replay: 0 passed, 1 failed" >> $(TEST_SUMMARY); }; \
