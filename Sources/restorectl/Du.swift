@@ -231,20 +231,7 @@ struct Du: ParsableCommand {
     /// Class name → the name of the plugin (its file name when it has no
     /// manifest name) that provides it, from the manifests of `dir`.
     static func pluginClasses(_ dir: String) throws -> [String: String] {
-        guard FileRules.exists(dir) else { throw CtlFailure(Exit.notFound, "there is no plugin directory at \(Text.quotedPath(dir))") }
-        guard FileRules.isDirectory(dir) else { throw CtlFailure(Exit.plugin, "\(Text.quotedPath(dir)) is not a directory") }
-        let engine = Engine(configuration: .init(pluginDirectory: dir, crashGuard: false))
-        engine.logHandler = { _, _ in }
-        let loader = PluginLoader.attach(to: engine, directory: dir)
-        defer { engine.destroy() }
-        let files: [PluginFileInfo]
-        do {
-            try loader.loadAll()
-            files = try loader.list()
-        } catch {
-            throw CtlFailure(error.status == .io ? Exit.plugin : Exit.code(for: error.status),
-                             "plugin directory \(Text.quotedPath(dir)): \(error.message)")
-        }
+        let files = try Plugins.load(dir).files
         var map: [String: String] = [:]
         for f in files {
             let name = f.name.isEmpty ? String(f.path.split(separator: "/").last ?? "") : f.name

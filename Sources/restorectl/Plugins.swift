@@ -30,7 +30,19 @@ struct Plugins: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    func run() throws {
+    /// What loading every plugin of a directory found: its files, how many
+    /// loaded and were rejected, and the loader's log.
+    struct Loaded {
+        var files: [PluginFileInfo]
+        var loadedCount: Int
+        var rejectedCount: Int
+        var log: [(LogLevel, String)]
+    }
+
+    /// Loads every plugin of `dir` into a throwaway engine (never a
+    /// restore). Exit codes: no such directory 3, not a directory or a
+    /// loader failure 8.
+    static func load(_ dir: String) throws -> Loaded {
         guard FileRules.exists(dir) else { throw CtlFailure(Exit.notFound, "there is no plugin directory at \(Text.quotedPath(dir))") }
         guard FileRules.isDirectory(dir) else { throw CtlFailure(Exit.plugin, "\(Text.quotedPath(dir)) is not a directory") }
         let engine = Engine(configuration: .init(pluginDirectory: dir, crashGuard: false))
@@ -38,14 +50,20 @@ struct Plugins: ParsableCommand {
         engine.logHandler = { level, message in log.append((level, message)) }
         let loader = PluginLoader.attach(to: engine, directory: dir)
         defer { engine.destroy() }
-        let files: [PluginFileInfo]
         do {
             try loader.loadAll()
-            files = try loader.list()
+            let files = try loader.list()
+            return Loaded(files: files, loadedCount: loader.loadedCount, rejectedCount: loader.rejectedCount, log: log)
         } catch {
             throw CtlFailure(error.status == .io ? Exit.plugin : Exit.code(for: error.status),
                              "plugin directory \(Text.quotedPath(dir)): \(error.message)")
         }
+    }
+
+    func run() throws {
+        let loaded = try Plugins.load(dir)
+        let files = loaded.files, log = loaded.log
+        let loader = (loadedCount: loaded.loadedCount, rejectedCount: loaded.rejectedCount)
         var out = Output()
         if json {
             out.write(JSONWriter.write(.object([
