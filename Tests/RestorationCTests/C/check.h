@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -118,6 +119,11 @@ CHECK_HELPER char *xasprintf(const char *fmt, ...) {
     if (vasprintf(&s, fmt, ap) < 0) { perror("vasprintf"); _exit(2); }
     va_end(ap);
     return s;
+}
+
+/* Waits for a child, through EINTR. */
+CHECK_HELPER void reap_child(pid_t pid, int *status) {
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
 }
 
 /* Reads a whole file; NULL (and errno) when it cannot. */

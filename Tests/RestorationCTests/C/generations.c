@@ -34,10 +34,6 @@ static rst_engine *engine_gen(const char *path, uint32_t generations, doc *d) {
     return e;
 }
 
-static void wait_child(pid_t pid, int *status) {
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
-}
-
 /* ---- reasons ---- */
 static int test_reasons(const char *dir) {
     char *path = xasprintf("%s/r.rst", dir);
@@ -87,7 +83,7 @@ static int test_reasons(const char *dir) {
     CHECK(read(p[0], &c, 1) == 1);
     CHECK(kill(pid, SIGKILL) == 0);
     int status;
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK(file_exists(session));
     e = engine_gen(path, 0, &d);
@@ -114,7 +110,7 @@ static int test_reasons(const char *dir) {
         rst_engine_destroy(ce);
         _exit(0);
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     e = engine_gen(path, 0, &d);
     CHECK_OK(rst_restore(e));
@@ -275,7 +271,7 @@ static int test_killrotate(const char *dir, unsigned seed, int kills) {
         usleep((useconds_t)(rand() % 40000));
         kill(pid, SIGKILL);
         int status;
-        wait_child(pid, &status);
+        reap_child(pid, &status);
         CHECK(WIFSIGNALED(status));
         /* The path holds one complete archive, and the chain is newest first. */
         rst_archive_info *info = NULL;

@@ -54,10 +54,6 @@ static rst_engine *engine_at(const char *path, uint32_t generations, doc *d) {
     return e;
 }
 
-static void wait_child(pid_t pid, int *status) {
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
-}
-
 /* ---- contract ---- */
 static int test_contract(const char *dir) {
     const rst_store_ops *ops = NULL; void *ctx = NULL;
@@ -212,7 +208,7 @@ static int test_file(const char *dir) {
     CHECK(read(p[0], &c, 1) == 1);
     CHECK(kill(pid, SIGKILL) == 0);
     int status;
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     CHECK_OK(rst_file_store(path, &ops, &ctx));
     counting_store *cs = counting_wrap(ops, ctx);
@@ -359,7 +355,7 @@ static int test_verdicts(const char *dir) {
         kill(getpid(), SIGKILL);
         for (;;) pause();
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFSIGNALED(status));
     doc d = { 0, 0 };
     rst_engine *e = engine_at(fresh, 0, &d);
@@ -403,7 +399,7 @@ static int test_verdicts(const char *dir) {
     CHECK_EQ(rst_last_restore_reason(e), RST_REASON_RECOVER);
     CHECK_EQ(d.restored, 12);
     rst_engine_destroy(e);
-    wait_child(pid, &status);
+    reap_child(pid, &status);
 
     /* 3. rst_close_session from the host's own exit path: RELAUNCH */
     char *cpath = xasprintf("%s/closed.rst", dir);
@@ -416,7 +412,7 @@ static int test_verdicts(const char *dir) {
         rst_close_session(ce); /* twice is fine */
         _exit(0);
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK(!file_exists(xasprintf("%s.session", cpath)));
     e = engine_at(cpath, 0, &d);
@@ -432,7 +428,7 @@ static int test_verdicts(const char *dir) {
         kill(getpid(), SIGKILL);
         for (;;) pause();
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     e = engine_at(cpath, 0, &d);
     CHECK_OK(rst_restore(e));
     CHECK_EQ(rst_last_restore_reason(e), RST_REASON_RECOVER);
@@ -453,7 +449,7 @@ static int test_verdicts(const char *dir) {
         rst_close_session(ce);
         _exit(0);
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     e = engine_at(mpath, 0, &d);
     CHECK_OK(rst_restore(e));
@@ -638,7 +634,7 @@ static int test_quarantine(const char *dir) {
             _exit(3);
         }
         int status;
-        wait_child(pid, &status);
+        reap_child(pid, &status);
         CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the restoring child was not killed (0x%x)", status);
         d.restored = 0;
         e = bomb_engine(path, with_map, &d, &bomb, &cs);
@@ -730,7 +726,7 @@ static int run_killed(const char *self, const char *dir, const char *at, const c
         _exit(127);
     }
     int status;
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     return status;
 }
 
@@ -767,7 +763,7 @@ static int test_killpoints(const char *self, const char *dir) {
         execl(self, self, "bufferchild", dir, b, (char *)NULL);
         _exit(127);
     }
-    wait_child(pid, &status);
+    reap_child(pid, &status);
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "buffer saves reached a save kill point (status 0x%x)", status);
     DONE();
 }
