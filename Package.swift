@@ -91,11 +91,22 @@ let package = Package(
         // symbols exported, the Swift runtime linked in statically (the
         // library needs no Swift toolchain at run time), linked by lld (whose
         // dynamic symbol table then holds the rst_* functions alone).
+        // Its footprint in a C program (docs/PERFORMANCE-LEVERS.md, `pfoot`):
+        // libstdc++, libffi and libsodium linked in statically too (the
+        // linker scripts of static/, the first -L, turn the driver's -lstdc++
+        // and SwiftPM's -lffi/-lsodium into their archives), and libgcc
+        // (-static-libgcc), so the loader no longer loads and relocates
+        // them at every start; the relative relocations packed (RELR,
+        // `-z pack-relative-relocs`; glibc 2.36 or later), which the loader
+        // applies in a few instructions each and which leave the 477 KB
+        // .rela.dyn out of the file.
         .target(name: "librestoration", dependencies: ["RestorationC"], path: "Sources/librestoration",
-                exclude: ["exports.map"],
-                linkerSettings: [.unsafeFlags(["-static-stdlib", "-use-ld=lld",
+                exclude: ["exports.map", "static"],
+                linkerSettings: [.unsafeFlags(["-L", "\(packageRoot)/Sources/librestoration/static",
+                                               "-static-stdlib", "-use-ld=lld", "-Xclang-linker", "-static-libgcc",
                                                "-Xlinker", "-soname=librestoration.so.\(libraryMajorVersion)",
-                                               "-Xlinker", "--version-script=\(packageRoot)/Sources/librestoration/exports.map"],
+                                               "-Xlinker", "--version-script=\(packageRoot)/Sources/librestoration/exports.map",
+                                               "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
                                               .when(platforms: [.linux]))]),
         .target(name: "Restoration", dependencies: ["RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).
