@@ -100,7 +100,10 @@ let package = Package(
         // `-z pack-relative-relocs`; glibc 2.36 or later), which the loader
         // applies in a few instructions each and which leave the 477 KB
         // .rela.dyn out of the file.
-        .target(name: "librestoration", dependencies: ["RestorationC"], path: "Sources/librestoration",
+        // The Swift runtime's argv, from the loader rather than /proc/self/maps
+        // (Sources/CLibraryArgv/argv.c): in the library alone.
+        .target(name: "CLibraryArgv", path: "Sources/CLibraryArgv"),
+        .target(name: "librestoration", dependencies: ["RestorationC", "CLibraryArgv"], path: "Sources/librestoration",
                 exclude: ["exports.map", "static"],
                 linkerSettings: [.unsafeFlags(["-L", "\(packageRoot)/Sources/librestoration/static",
                                                "-static-stdlib", "-use-ld=lld", "-Xclang-linker", "-static-libgcc",
