@@ -131,12 +131,21 @@ t_versions() {
 }
 check "rst_version(), the header, restoration.pc, the SONAME and the file name agree" t_versions
 
+# The library carries libstdc++, libgcc, libffi and libsodium inside it (its
+# start cost in a C program: docs/PERFORMANCE-LEVERS.md, `pfoot`): it needs
+# the C runtime alone.
+c_runtime_only() {
+    local bad
+    bad=$(needed "$1" | grep -vE '^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1)$' || true)
+    [ -z "$bad" ] || { echo "$1 needs: $bad"; return 1; }
+}
 t_needed() {
     system_only "$PREFIX/lib/librestoration.so.$VERSION"
+    c_runtime_only "$PREFIX/lib/librestoration.so.$VERSION"
     system_only "$PREFIX/bin/restorectl"
     needed "$PREFIX/lib/librestoration.so.$VERSION" | tr '\n' ' '; echo
 }
-check "librestoration and restorectl need only libc, libm, libstdc++, libgcc_s, libffi, libsodium" t_needed
+check "librestoration needs only libc and libm; restorectl only libc, libm, libstdc++, libgcc_s, libffi, libsodium" t_needed
 
 t_exports() {
     local lib=$PREFIX/lib/librestoration.so.$VERSION others declared missing

@@ -4,9 +4,10 @@
 # VmRSS of /proc/self/status at main, calls rst_last_error so the library is
 # really needed) is built twice: against BIN/librestoration.so and without
 # it. Prints the start time of each (hyperfine when installed, else RUNS
-# runs, default 200, timed in one loop), the resident memory at main, and the
-# library's size: the file, and text/data/bss as `size` counts them (text
-# is every read-only allocated section: code, read-only data, unwind tables).
+# runs, default 200, timed in one loop), the resident memory at main, the
+# libraries it needs, the symbol relocations at start, and the library's
+# size: the file, and text/data/bss as `size` counts them (text is every
+# read-only allocated section: code, read-only data, unwind tables).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)}
@@ -60,5 +61,10 @@ for p in without with; do
 done
 awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" -v i="$ins_with" -v j="$ins_without" 'BEGIN {
     printf "librestoration.so.1 costs: start +%.3f ms (+%d instructions), resident +%.2f MiB\n", a - b, i - j, (r - q) / 1024 }'
+# What the loader does for it: the libraries it needs, and the symbol
+# relocations of the whole start (glibc's LD_DEBUG=statistics).
+relocs() { LD_DEBUG=statistics "$T/$1" 2>&1 >/dev/null | sed -n 's/.*[^l] number of relocations: *\([0-9]*\).*/\1/p' | head -1; }
+echo "librestoration.so needs: $(readelf -d "$T/lib/librestoration.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+echo "symbol relocations at start: $(relocs without) without it, $(relocs with) with it"
 read -r text data bss _ < <(size "$T/lib/librestoration.so" | tail -1)
 echo "librestoration.so: file $(stat -c %s "$BIN/librestoration.so") bytes; text $text, data $data, bss $bss (size)"
