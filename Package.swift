@@ -99,17 +99,20 @@ let package = Package(
         // them at every start; the relative relocations packed (RELR,
         // `-z pack-relative-relocs`; glibc 2.36 or later), which the loader
         // applies in a few instructions each and which leave the 477 KB
-        // .rela.dyn out of the file.
+        // .rela.dyn out of the file; the functions that run at start laid
+        // out side by side (startup.order), so a start touches few pages.
         // The Swift runtime's argv, from the loader rather than /proc/self/maps
         // (Sources/CLibraryArgv/argv.c): in the library alone.
         .target(name: "CLibraryArgv", path: "Sources/CLibraryArgv"),
         .target(name: "librestoration", dependencies: ["RestorationC", "CLibraryArgv"], path: "Sources/librestoration",
-                exclude: ["exports.map", "static"],
+                exclude: ["exports.map", "static", "startup.order"],
                 linkerSettings: [.unsafeFlags(["-L", "\(packageRoot)/Sources/librestoration/static",
                                                "-static-stdlib", "-use-ld=lld", "-Xclang-linker", "-static-libgcc",
                                                "-Xlinker", "-soname=librestoration.so.\(libraryMajorVersion)",
                                                "-Xlinker", "--version-script=\(packageRoot)/Sources/librestoration/exports.map",
-                                               "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                                               "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                               "-Xlinker", "--symbol-ordering-file=\(packageRoot)/Sources/librestoration/startup.order",
+                                               "-Xlinker", "--no-warn-symbol-ordering"],
                                               .when(platforms: [.linux]))]),
         .target(name: "Restoration", dependencies: ["RestorationCore", "RestorationPlugins", "RestorationArchive"]),
         // Helper for plugins written in Swift: depends on the C headers only (never on the core).

@@ -41,6 +41,19 @@ cc -O2 -IInclude -DWITH_LIB "$T/tiny.c" -L"$T/lib" -Wl,--no-as-needed -lrestorat
 cc -O2 "$T/tiny.c" -o "$T/without"
 deps=$(ldd "$T/with")
 grep -q "librestoration.so.1 => $T/lib" <<< "$deps" || { echo "the program does not load $T/lib/librestoration.so.1" >&2; exit 1; }
+# ORDER=FILE: (re)writes FILE, the library's start-up functions for lld's
+# --symbol-ordering-file (Sources/librestoration/startup.order): those of
+# librestoration.so that run in the tiny program, found by callgrind. Its
+# leading comment is kept.
+if [ -n "${ORDER:-}" ]; then
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$T/cg.order" "$T/with" > /dev/null 2>&1
+    { if [ -f "$ORDER" ]; then sed -n '/^#/!q; p' "$ORDER"; fi
+      callgrind_annotate --threshold=100 "$T/cg.order" | sed -n "s|.*???:\(.*\) \[$T/lib/librestoration.so\]\$|\1|p" \
+        | sed "s/'[0-9]*\$//" | grep -v '^0x' | sort -u
+    } > "$T/order"
+    mv "$T/order" "$ORDER"
+    echo "$ORDER: $(grep -vc '^#' "$ORDER") functions"
+fi
 for p in without with; do
     "$T/$p" >/dev/null   # warm the page cache
     if command -v hyperfine >/dev/null; then
