@@ -29,8 +29,11 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := librestoration.so.$(SOMAJOR)
 
 # Release products for installation, in their own scratch folder: the
-# library carries the Swift runtime (its target links with -static-stdlib),
-# restorectl too (--static-swift-stdlib), so neither needs a Swift toolchain.
+# library carries the Swift runtime (its target links with -static-stdlib)
+# and libstdc++, libgcc, libffi and libsodium (Sources/librestoration/static/:
+# it needs only libc and libm), restorectl the Swift runtime too
+# (--static-swift-stdlib), so neither needs a Swift toolchain. The tests and
+# Tests/perf build the library with the same Package.swift settings.
 # With BUILDDIR every build product goes there and nothing is written to the
 # checkout: SwiftPM writes Package.resolved beside Package.swift, so the
 # package is first copied to $(BUILDDIR)/src (build folders left out) and
