@@ -56,8 +56,11 @@ if [ -n "${ORDER:-}" ]; then
 fi
 for p in without with; do
     "$T/$p" >/dev/null   # warm the page cache
+    cpu=
     if command -v hyperfine >/dev/null; then
         ms=$(hyperfine -N -w 20 -r "$RUNS" --export-json "$T/$p.json" "$T/$p" >/dev/null 2>&1 && sed -n 's/.*"median": *\([0-9.e-]*\).*/\1/p' "$T/$p.json" | head -1 | awk '{ printf "%.3f", $1 * 1000 }')
+        # CPU time (user + system, means): steadier than the wall clock on a loaded machine.
+        cpu=$(sed -n 's/.*"\(user\|system\)": *\([0-9.e-]*\).*/\2/p' "$T/$p.json" | head -2 | awk '{ t += $1 } END { printf "%.3f", t * 1000 }')
     else
         s=$(date +%s%N); for ((i = 0; i < RUNS; i++)); do "$T/$p"; done; e=$(date +%s%N)
         ms=$(awk -v a="$s" -v b="$e" -v n="$RUNS" 'BEGIN { printf "%.3f", (b - a) / n / 1e6 }')
@@ -69,11 +72,13 @@ for p in without with; do
         valgrind --tool=callgrind --callgrind-out-file="$T/cg.$p" "$T/$p" > /dev/null 2> "$T/vg.$p"
         ins=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$T/vg.$p")
     fi
-    echo "$p: start $ms ms ($ins instructions), VmRSS at main $rss KiB"
-    eval "ms_$p=$ms; rss_$p=$rss; ins_$p=$ins"
+    echo "$p: start $ms ms${cpu:+ ($cpu ms of CPU)} ($ins instructions), VmRSS at main $rss KiB"
+    eval "ms_$p=$ms; cpu_$p=$cpu; rss_$p=$rss; ins_$p=$ins"
 done
-awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" -v i="$ins_with" -v j="$ins_without" 'BEGIN {
-    printf "librestoration.so.1 costs: start +%.3f ms (+%d instructions), resident +%.2f MiB\n", a - b, i - j, (r - q) / 1024 }'
+awk -v a="$ms_with" -v b="$ms_without" -v r="$rss_with" -v q="$rss_without" -v i="$ins_with" -v j="$ins_without" \
+    -v c="$cpu_with" -v d="$cpu_without" 'BEGIN {
+    printf "librestoration.so.1 costs: start +%.3f ms (+%d instructions), resident +%.2f MiB\n", a - b, i - j, (r - q) / 1024
+    if (c != "") printf "start in CPU time (user + system): +%.3f ms\n", c - d }'
 # What the loader does for it: the libraries it needs, and the symbol
 # relocations of the whole start (glibc's LD_DEBUG=statistics).
 relocs() { LD_DEBUG=statistics "$T/$1" 2>&1 >/dev/null | sed -n 's/.*[^l] number of relocations: *\([0-9]*\).*/\1/p' | head -1; }
