@@ -64,7 +64,7 @@ final class CStore: ArchiveStore {
         let status = Status(rawValue: st.rawValue) ?? .io
         if let own = takeStoreError() {
             // The store's sentence, kept whole, and the place named.
-            return RestorationFailure(status, own.contains(describe) ? own : "\(describe): \(own)")
+            return RestorationFailure(status, own.containsBytes(of: describe) ? own : "\(describe): \(own)")
         }
         return RestorationFailure(status, "\(describe): \(what()) failed (\(status.cName))")
     }

@@ -112,7 +112,7 @@ enum CrashGuard {
         guard let p = value(lines[1], "pid"), let pid = Int32(p), pid > 0,
               let s = value(lines[2], "start"), let start = UInt64(s),
               let boot = value(lines[3], "boot"),
-              let archive = value(lines[4], "archive"), archive.contains(":") else { return nil }
+              let archive = value(lines[4], "archive"), archive.utf8.contains(UInt8(ascii: ":")) else { return nil }
         return Marker(owner: Owner(pid: pid, start: start, boot: String(boot)), archive: String(archive))
     }
 
@@ -216,7 +216,7 @@ enum CrashGuard {
         let what = "cannot write \(markerName(store))"
         guard marker.isVersion2 else {
             do throws(RestorationFailure) { try store.write(.marker, 0, text) } catch {
-                throw RestorationFailure(error.status, error.message.contains(store.describe) ? error.message : "\(what): \(error.message)")
+                throw RestorationFailure(error.status, error.message.containsBytes(of: store.describe) ? error.message : "\(what): \(error.message)")
             }
             return Token(store: store)
         }
@@ -225,7 +225,7 @@ enum CrashGuard {
         }
         let region: UnsafeMutableRawBufferPointer
         do throws(RestorationFailure) { region = try store.map(.marker, length: text.count) } catch {
-            throw RestorationFailure(error.status, error.message.contains(store.describe) ? error.message : "\(what): \(error.message)")
+            throw RestorationFailure(error.status, error.message.containsBytes(of: store.describe) ? error.message : "\(what): \(error.message)")
         }
         guard region.count >= text.count, let base = region.baseAddress else {
             throw RestorationFailure(.io, "\(what): its map gave \(region.count) bytes, not \(text.count)")

@@ -190,7 +190,7 @@ extension Engine {
                 try st.write(.generation, 1, held.bytes, whenDurable: nil)
             }
         } catch {
-            throw RestorationFailure(error.status, error.message.contains(st.describe) ? "\(error.message); the old archive is kept" : "\(what): \(error.message); the old archive is kept")
+            throw RestorationFailure(error.status, error.message.containsBytes(of: st.describe) ? "\(error.message); the old archive is kept" : "\(what): \(error.message); the old archive is kept")
         }
     }
 

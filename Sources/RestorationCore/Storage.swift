@@ -38,7 +38,7 @@ final class Storage {
                 }
                 try st.discardExtras()
             } catch {
-                if st is FileArchiveStore || error.message.contains(st.describe) { throw error }
+                if st is FileArchiveStore || error.message.containsBytes(of: st.describe) { throw error }
                 throw RestorationFailure(error.status, "cannot discard \(st.describe): \(error.message)")
             }
         }
@@ -46,7 +46,7 @@ final class Storage {
 
     /// The sentence of a store failure, naming the store.
     func named(_ f: RestorationFailure) -> RestorationFailure {
-        f.message.contains(store.describe) ? f : RestorationFailure(f.status, "\(store.describe): \(f.message)")
+        f.message.containsBytes(of: store.describe) ? f : RestorationFailure(f.status, "\(store.describe): \(f.message)")
     }
 
     /// Ends the session: async-signal-safe when the store's closer is (the

@@ -158,6 +158,17 @@ t_exports() {
 }
 check "the dynamic symbol table holds the rst_* functions and nothing else" t_exports
 
+# One `String.contains(someString)` in the engine links the _StringProcessing
+# module (regex parser and all, 1.2 MB of code) into the library: the engine
+# uses String.containsBytes(of:) instead (docs/PERFORMANCE-LEVERS.md).
+t_no_string_processing() {
+    local lib=$PREFIX/lib/librestoration.so.$VERSION n
+    n=$(nm "$lib" 2>/dev/null | grep -c '17_StringProcessing' || true)
+    [ "$n" = 0 ] || { echo "$n symbols of _StringProcessing in $lib, e.g. $(nm "$lib" | grep '17_StringProcessing' | head -3 | awk '{ print $3 }' | tr '\n' ' ')"; return 1; }
+    echo "text $(size "$lib" | awk 'NR == 2 { print $1 }') bytes, no _StringProcessing"
+}
+check "the library does not carry the _StringProcessing module" t_no_string_processing
+
 # ---------------------------------------------------------------------------
 # Out of tree: a C host and the C plugin with pkg-config's flags only.
 APP=$T/app
