@@ -126,9 +126,16 @@ final class RestoreSession {
         state[r] == .materialized ? nodeRefs[r]?.toOpaque() : nil
     }
 
+    /// Records materialized so far.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private(set) var materializedCount = 0
+
     @inline(__always) func materialize(_ r: Int, _ n: Unmanaged<ObjectNode>) {
         nodeRefs[r] = n
         state[r] = .materialized
+        materializedCount &+= 1
     }
 }
 
@@ -1203,8 +1210,9 @@ public final class Engine {
             run.session.state[q.record] = .skipped
             run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
         }
+        let plan = DecodePlan(reader: run.reader, state: run.session.state)
         materialize(run)
-        let order = decode(run)
+        let order = decode(run, plan)
         // Size budgets: the subtrees the save left out (as saved, before migrations).
         outcomes.record(report(run, decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
         carry.collect(run)
@@ -1315,10 +1323,11 @@ public final class Engine {
         return nil   // v1.1 explain: FACTORY_ERROR
     }
 
-    /// Pass 2: `decode` in the order `Planner` computes. Returns that order.
-    private func decode(_ run: RestoreRun) -> [Int32] {
+    /// Pass 2: `decode` in the order `Planner` computes (planned before
+    /// materialize: `DecodePlan`). Returns that order.
+    private func decode(_ run: RestoreRun, _ plan: consuming DecodePlan) -> [Int32] {
         let session = run.session
-        let order = Planner.decodeOrder(reader: run.reader, state: session.state)
+        let order = plan.order(reader: run.reader, state: session.state, materialized: session.materializedCount)
         let coder = run.coder
         if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {

@@ -43,9 +43,12 @@ public enum Planner {
         }
     }
 
-    /// The engine's entry: records of `reader`, included when materialized.
-    static func decodeOrder(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) -> [Int32] {
-        plan(ReaderGraph(reader: reader, state: state), count: reader.recordCount,
+    /// The engine's entry: records of `reader`, included when their state
+    /// is `included` (`.materialized` after materialize; `.pending` before
+    /// it, for the records materialize may produce: `DecodePlan`).
+    static func decodeOrder(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>,
+                            included: RestoreSession.RecordState = .materialized) -> [Int32] {
+        plan(ReaderGraph(reader: reader, state: state, includedState: included), count: reader.recordCount,
              referencesOnlyBackward: !reader.hasForwardReferences)
     }
 
@@ -276,11 +279,13 @@ struct ReaderGraph: PlannerGraph {
     /// Unretained: the restore holds the reader.
     let reader: Unmanaged<ArchiveReader>
     let state: UnsafePointer<RestoreSession.RecordState>
-    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) {
+    let includedState: RestoreSession.RecordState
+    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>, includedState: RestoreSession.RecordState) {
         self.reader = Unmanaged.passUnretained(reader)
         self.state = state
+        self.includedState = includedState
     }
-    @inline(__always) func included(_ r: Int) -> Bool { state[r] == .materialized }
+    @inline(__always) func included(_ r: Int) -> Bool { state[r] == includedState }
     @inline(__always) func parent(_ r: Int) -> Int { reader._withUnsafeGuaranteedRef { $0.parent(ofRecord: r) ?? -1 } }
     @inline(__always) func references(_ r: Int) -> UnsafeBufferPointer<Int32> { reader._withUnsafeGuaranteedRef { $0.references(ofRecord: r) } }
 }
@@ -448,5 +453,32 @@ struct MinHeap {
         }
         a[i] = last
         return first
+    }
+}
+
+/// The decode order, planned before materialize makes any node: from the
+/// records it may produce (every record not already skipped). The order
+/// depends only on which records take part, so when materialize produces
+/// all of them it is the order planning afterwards gives; when it skips
+/// one, the order is planned again from the records it produced. Planning
+/// first frees the planner's work lists before the nodes exist, so the two
+/// never add up in a restore's peak heap.
+struct DecodePlan {
+    private var order: [Int32]
+
+    /// Before materialize: `state` marks the records already skipped.
+    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) {
+        order = Planner.decodeOrder(reader: reader, state: state, included: .pending)
+    }
+
+    /// After materialize, which produced `materialized` records: the order
+    /// of those records.
+    consuming func order(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>, materialized: Int) -> [Int32] {
+        // Every record planned is materialized exactly when as many were
+        // materialized as planned (materialize only turns pending records
+        // into materialized or skipped ones).
+        if materialized == order.count { return order }
+        order = []   // freed before planning again
+        return Planner.decodeOrder(reader: reader, state: state)
     }
 }
