@@ -1,5 +1,6 @@
 import XCTest
 @testable import RestorationCore
+import RestorationArchive
 
 final class PlannerTests: XCTestCase {
     /// Runs the planner over a graph given as parent and reference lists.
@@ -101,6 +102,62 @@ final class PlannerTests: XCTestCase {
             }
             let inc: Set<Int>? = round % 3 == 0 ? Set((0..<n).filter { _ in rng.next() % 5 != 0 }) : nil
             XCTAssertEqual(order(parents, refs, included: inc), definition(parents, refs, included: inc), "round \(round)")
+        }
+    }
+
+    /// `DecodePlan`: the order planned before materialize, from the records
+    /// it may produce, is the order planned after it from the records it
+    /// produced — reused when materialize produced all of them, planned
+    /// again when it skipped some — on random archives with forward
+    /// references, cycles, records skipped before and during materialize.
+    func testAPlanMadeBeforeMaterializeAgreesWithOneMadeAfter() throws {
+        let e = Engine(configuration: .init())
+        let node = Unmanaged.passUnretained(try e.register(identifier: "N", parent: nil, className: nil, behavior: nil))
+        var rng = SplitMix(seed: 0xD3C0DE)
+        for round in 0..<300 {
+            let n = 1 + Int(rng.next() % 40)
+            var w = ArchiveWriter()
+            var parents: [Int?] = []
+            for i in 0..<n {
+                let parent: Int? = i == 0 || rng.next() % 4 == 0 ? nil : Int(rng.next() % UInt64(i))
+                parents.append(parent)
+                var id = "r\(i)"
+                let ident = id.withUTF8 { w.name(UnsafeRawBufferPointer($0)) }
+                w.beginObject(identifier: ident, parent: parent, className: nil)
+                for k in 0..<Int(rng.next() % 4) {
+                    // Mostly backward, some forward, some to itself.
+                    let t: Int
+                    switch rng.next() % 10 {
+                    case 0: t = i
+                    case 1...4: t = Int(rng.next() % UInt64(n))
+                    default: t = i == 0 ? 0 : Int(rng.next() % UInt64(i))
+                    }
+                    var name = "k\(k)"
+                    let key = name.withUTF8 { w.key(UnsafeRawBufferPointer($0)) }
+                    try w.writeObject(key, record: t)
+                }
+                try w.endObject()
+            }
+            let reader = try ArchiveReader(bytes: w.finish(info: ArchiveInfo(objectCount: UInt64(n))))
+            let session = RestoreSession(count: n)
+            // Skipped before materialize (migrate, quarantine).
+            for r in 0..<n where rng.next() % 8 == 0 { session.state[r] = .skipped }
+            let plan = DecodePlan(reader: reader, state: session.state)
+            // Materialize: parents first; a record whose parent was skipped is
+            // skipped; in every other round some records are declined.
+            let declines = round % 2 == 1
+            for r in 0..<n where session.state[r] != .skipped {
+                if let p = parents[r], session.state[p] != .materialized {
+                    session.state[r] = .skipped
+                } else if declines && rng.next() % 6 == 0 {
+                    session.state[r] = .skipped
+                } else {
+                    session.materialize(r, node)
+                }
+            }
+            let got = plan.order(reader: reader, state: session.state, materialized: session.materializedCount)
+            XCTAssertEqual(got, Planner.decodeOrder(reader: reader, state: session.state), "round \(round)")
+            XCTAssertEqual(got.count, session.materializedCount, "round \(round)")
         }
     }
 
