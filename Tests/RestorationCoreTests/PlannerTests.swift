@@ -161,6 +161,68 @@ final class PlannerTests: XCTestCase {
         }
     }
 
+    /// The acyclic path's ready set gives the smallest member first, as a
+    /// sorted set does, at every size of level (one word to four levels).
+    func testReadySetAgreesWithASortedSet() {
+        var rng = SplitMix(seed: 0xB175)
+        for count in [1, 2, 63, 64, 65, 4_095, 4_096, 4_097, 262_144, 262_145, 300_000] {
+            var set = ReadySet(count: count)
+            defer { set.release() }
+            var model = Set<Int>()
+            for step in 0..<3_000 {
+                if model.isEmpty || rng.next() % 3 != 0 {
+                    // Mostly small and edge values, some anywhere.
+                    let r: Int
+                    switch rng.next() % 4 {
+                    case 0: r = count - 1 - Int(rng.next() % UInt64(min(count, 70)))
+                    case 1: r = Int(rng.next() % UInt64(min(count, 70)))
+                    default: r = Int(rng.next() % UInt64(count))
+                    }
+                    if model.insert(r).inserted { set.insert(r) }
+                } else {
+                    XCTAssertEqual(set.removeFirst(), model.min()!, "count \(count), step \(step)")
+                    model.remove(model.min()!)
+                }
+                XCTAssertEqual(set.isEmpty, model.isEmpty)
+            }
+            while let m = model.min() { XCTAssertEqual(set.removeFirst(), m); model.remove(m) }
+            XCTAssertTrue(set.isEmpty)
+        }
+    }
+
+    /// On a large acyclic graph where almost every record waits (the
+    /// benchmark's shape: a tree of fan-out 8 in archive order, each record
+    /// referencing a random one), the acyclic path gives the general path's order.
+    func testAcyclicPathAgreesWithTheGeneralPathWhenMostRecordsWait() {
+        let n = 20_000
+        var rng = SplitMix(seed: 0xFA17)
+        // Fan-out 8 in breadth-first numbering, then renumbered in pre-order (archive order).
+        var kids = [[Int]](repeating: [], count: n)
+        for i in 1..<n { kids[(i - 1) / 8].append(i) }
+        var pre: [Int] = [], stack = [0]
+        while let v = stack.popLast() { pre.append(v); stack.append(contentsOf: kids[v].reversed()) }
+        var pos = [Int](repeating: 0, count: n)
+        for (k, v) in pre.enumerated() { pos[v] = k }
+        var parents = [Int?](repeating: nil, count: n)
+        // One reference each (none for the root), as a flat buffer.
+        let flat = UnsafeMutablePointer<Int32>.allocate(capacity: n)
+        defer { flat.deallocate() }
+        flat[0] = 0
+        for v in 1..<n {
+            parents[pos[v]] = pos[(v - 1) / 8]
+            flat[pos[v]] = Int32(pos[Int(rng.next() % UInt64(v))])
+        }
+        let root = pos[0]
+        let included = (0..<n).map { $0 % 97 != 5 }
+        let g = ClosureGraph(inc: { included[$0] }, par: { parents[$0] },
+                             refs: { UnsafeBufferPointer(start: flat + $0, count: $0 == root ? 0 : 1) })
+        let fast = Planner.acyclicOrder(g, count: n)
+        let graph = DependentGraph(g, count: n)
+        defer { graph.deallocate() }
+        XCTAssertNotNil(fast)
+        XCTAssertEqual(fast, Planner.generalOrder(graph, count: n))
+    }
+
     /// Components by mutual reachability; then repeatedly the ready component
     /// with the earliest member, its members in archive order. O(n^3), small n.
     private func definition(_ parents: [Int?], _ refs: [[Int]], included: Set<Int>?) -> [Int] {
