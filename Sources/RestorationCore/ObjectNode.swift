@@ -84,11 +84,17 @@ public final class ObjectNode {
     /// of the lowest priorities first. Default 0.
     public var priority: Int32 = 0
     // Counts, numbers and flags are stored in 32 bits or less, two or more
-    // to a word (identifiers are at most 255 bytes, depths below 65,536,
-    // class numbers, slots and child counts below the objects an engine can
-    // hold), each read as an Int: a node is 32 bytes smaller, which a
-    // restore of many objects pays once per object it makes.
-    private let storedIdentifierCount: Int32
+    // to a word (identifiers are at most 255 bytes, as every registration
+    // checks; depths below 65,536; class numbers, slots and child counts
+    // below the objects an engine can hold), each read as an Int: a node is
+    // 40 bytes smaller, which a restore of many objects pays once per
+    // object it makes.
+    /// ChildIndex.hash of the identifier, its low 32 bits (set when the
+    /// node enters an index; the index compares and places by them).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var identifierHash: UInt32 = 0
     /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
     /// sibling lookups compare these before any bytes.
     @inline(__always) var identifierCount: Int { Int(storedIdentifierCount) }
@@ -107,6 +113,8 @@ public final class ObjectNode {
     /// Strings do (canonical equivalence), as they always have.
     let identifierIsASCII: Bool
     let isSentinel: Bool
+    /// At most 255 (`ArgumentRules.identifier`), beside the flags.
+    private let storedIdentifierCount: UInt8
     /// The engine's number for the class name (-1: none); beside the flags.
     private let storedClassID: Int32
     /// A callback table's host (`table`, `tableInstance`), else a Swift
@@ -160,12 +168,6 @@ public final class ObjectNode {
     @exclusivity(unchecked)
     #endif
     var childIndex: ChildIndex?
-    /// ChildIndex.hash of the identifier, its low 32 bits (set when the
-    /// node enters an index; the index compares and places by them).
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var identifierHash: UInt32 = 0
 
     @inline(__always) var childCount: Int {
         get { Int(storedChildCount) }
@@ -280,7 +282,7 @@ public final class ObjectNode {
         if n > 0 { c.copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: n) }
         c.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
         self.cIdentifier = c.assumingMemoryBound(to: CChar.self)
-        self.storedIdentifierCount = Int32(truncatingIfNeeded: n)
+        self.storedIdentifierCount = UInt8(n)   // checked by every registration: traps only if that broke
         self.identifierPrefix = ObjectNode.prefix(utf8)
         self.identifierIsASCII = IdentifierKey.isASCII(utf8, prefix: identifierPrefix)
         self.cClassName = cClassName

@@ -84,5 +84,11 @@ final class ObjectNodeTests: XCTestCase {
         let again = try e.register(identifier: "again", parent: nil, className: nil, behavior: nil)
         XCTAssertTrue(freed.contains(again.slot))
         XCTAssertEqual(again.identifierCount, 5)
+        // The longest identifier: its length still fits.
+        let longest = String(repeating: "x", count: RestorationLimits.maxIdentifierBytes)
+        let long = try e.register(identifier: longest, parent: wide, className: nil, behavior: nil)
+        XCTAssertEqual(long.identifierCount, 255)
+        XCTAssertTrue(e.find(path: "wide/" + longest) === long)
+        XCTAssertThrowsError(try e.register(identifier: longest + "x", parent: wide, className: nil, behavior: nil))
     }
 }
