@@ -375,10 +375,9 @@ struct DependentGraph {
 /// take one bit operation per level instead of a binary heap's log n moves.
 /// `release()` frees it.
 struct ReadySet {
-    /// The levels, lowest (one bit per record) first, in one allocation.
-    private let words: UnsafeMutablePointer<UInt64>
-    /// Where each level starts in `words`; the last level is one word.
-    private let starts: UnsafeMutablePointer<Int>
+    /// Where each level starts (lowest first, one bit per record), all in
+    /// one allocation after this table; the last level is one word.
+    private let levelWords: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>>
     private let levels: Int
     private var count = 0
 
@@ -390,11 +389,13 @@ struct ReadySet {
             sizes.append(n)
         } while n > 1
         levels = sizes.count
-        starts = .allocate(capacity: levels)
-        var total = 0
-        for (l, size) in sizes.enumerated() { starts[l] = total; total &+= size }
-        words = .allocate(capacity: total)
+        let total = sizes.reduce(0, +)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: (levels + total) * 8, alignment: 8)
+        levelWords = raw.bindMemory(to: UnsafeMutablePointer<UInt64>.self, capacity: levels)
+        let words = (raw + levels * 8).bindMemory(to: UInt64.self, capacity: total)
         words.initialize(repeating: 0, count: total)
+        var at = 0
+        for (l, size) in sizes.enumerated() { (levelWords + l).initialize(to: words + at); at &+= size }
     }
 
     var isEmpty: Bool { @inline(__always) get { count == 0 } }
@@ -404,13 +405,15 @@ struct ReadySet {
     mutating func insert(_ r: Int) {
         count &+= 1
         var i = r
-        for l in 0..<levels {
-            let w = words + starts[l] + (i >> 6)
+        var l = 0
+        repeat {
+            let w = levelWords[l] + (i &>> 6)
             let before = w.pointee
             w.pointee = before | (1 &<< UInt64(i & 63))
             if before != 0 { return }   // the levels above already say so
-            i >>= 6
-        }
+            i &>>= 6
+            l &+= 1
+        } while l < levels
     }
 
     /// Removes and returns the smallest member; the set must not be empty.
@@ -419,25 +422,25 @@ struct ReadySet {
         count &-= 1
         var i = 0
         var l = levels
-        while l > 0 {
+        repeat {
             l &-= 1
-            i = i << 6 | words[starts[l] + i].trailingZeroBitCount
-        }
+            i = i &<< 6 | levelWords[l][i].trailingZeroBitCount
+        } while l > 0
         // Clear it, and each summary bit whose word became empty.
         var j = i
-        for l in 0..<levels {
-            let w = words + starts[l] + (j >> 6)
-            let after = w.pointee & ~(1 &<< UInt64(j & 63))
+        repeat {
+            let w = levelWords[l] + (j &>> 6)
+            let after = w.pointee & (w.pointee &- 1)   // j is its lowest bit
             w.pointee = after
             if after != 0 { break }
-            j >>= 6
-        }
+            j &>>= 6
+            l &+= 1
+        } while l < levels
         return i
     }
 
     func release() {
-        words.deallocate()
-        starts.deallocate()
+        UnsafeMutableRawPointer(levelWords).deallocate()
     }
 }
 
