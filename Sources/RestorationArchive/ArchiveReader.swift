@@ -28,6 +28,8 @@ public final class ArchiveReader {
     @usableFromInline let _nameMask: Int
     @usableFromInline let _refStart: UnsafePointer<Int32>
     @usableFromInline let _refs: UnsafePointer<Int32>
+    /// Carry counts, when the archive stores them.
+    @usableFromInline let _carries: UnsafePointer<UInt32>?
     @usableFromInline let _hasForwardReferences: Bool
 
     /// Copies the bytes into memory the reader owns, then validates all of it.
@@ -102,6 +104,7 @@ public final class ArchiveReader {
         _nameMask = ni.mask
         _refStart = UnsafePointer(st.refStart!)
         _refs = UnsafePointer(st.refs!)
+        _carries = st.carries.map { UnsafePointer($0) }
         _hasForwardReferences = forward
     }
 
@@ -146,10 +149,19 @@ public final class ArchiveReader {
 
     /// Carried records: 0 for a live record; 1 + the saves that will still carry it
     /// for a carried record (UInt32.max: always).
-    @inlinable public func carry(ofRecord r: Int) -> UInt32 { _record(r).carry }
+    @inlinable public func carry(ofRecord r: Int) -> UInt32 {
+        precondition(r >= 0 && r < _recordCount, "record index out of range")
+        return _carries?[r] ?? 0
+    }
 
-    /// Length of the parent chain of record r (a root is 0).
-    @inlinable public func depth(ofRecord r: Int) -> Int { Int(_record(r).depth) }
+    /// Length of the parent chain of record r (a root is 0), walked (the
+    /// index keeps no depths: nothing on a restore's path asks).
+    public func depth(ofRecord r: Int) -> Int {
+        var d = 0
+        var p = _record(r).parent
+        while p >= 0 { d += 1; p = _records[Int(p)].parent }
+        return d
+    }
 
     /// The path of record r, "Tabs/Nav/List".
     public func path(ofRecord r: Int) -> String {

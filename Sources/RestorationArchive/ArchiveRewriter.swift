@@ -514,6 +514,10 @@ public final class ArchiveRewriter {
         let n = reader.recordCount
         let st = ReaderStorage()                  // owns every allocation below, whatever happens
         st.sealedCount = reader._storage.sealedCount   // v1.2: copied values stay sealed
+        if let c = reader._storage.carries {        // carry counts: the original's, unchanged
+            st.carries = .allocate(capacity: max(1, n))
+            st.carries!.initialize(from: c, count: n)
+        }
         let records = UnsafeMutablePointer<RecordInfo>.allocate(capacity: max(1, n))
         st.records = records
         let layout = try write(records: records)
@@ -634,8 +638,9 @@ extension ArchiveReader {
         if info != o.info { return "info" }
         for r in 0..<recordCount {
             let a = _records[r], b = o._records[r]
-            if a.identifier != b.identifier || a.parent != b.parent || a.classPlusOne != b.classPlusOne || a.depth != b.depth
-                || a.fieldsStart != b.fieldsStart || a.fieldsEnd != b.fieldsEnd || a.version != b.version || a.carry != b.carry {
+            if a.identifier != b.identifier || a.parent != b.parent || a.classPlusOne != b.classPlusOne
+                || a.fieldsStart != b.fieldsStart || a.fieldsEnd != b.fieldsEnd || a.version != b.version
+                || carry(ofRecord: r) != o.carry(ofRecord: r) {
                 return "record \(r)"
             }
             if !references(ofRecord: r).elementsEqual(o.references(ofRecord: r)) { return "references of record \(r)" }

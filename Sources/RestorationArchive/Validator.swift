@@ -11,6 +11,10 @@ struct StrRef {
     @usableFromInline var len: UInt32
 }
 
+/// One record of the index, 24 bytes. A record's tree depth is known only
+/// while validating (scratch), and its carry count is kept apart, only for
+/// an archive that stores carry counts (`ReaderStorage.carries`): what a
+/// restore keeps per record is what it reads.
 @usableFromInline
 struct RecordInfo {
     @usableFromInline var identifier: UInt32
@@ -18,13 +22,10 @@ struct RecordInfo {
     @usableFromInline var parent: Int32
     /// 0: no class; else name index + 1.
     @usableFromInline var classPlusOne: UInt32
-    @usableFromInline var depth: Int32
     @usableFromInline var fieldsStart: Int32
     @usableFromInline var fieldsEnd: Int32
     /// v1.1: the record's class version (0 in archives without versions).
     @usableFromInline var version: UInt32 = 0
-    /// Carried records: 0 live; 1 + saves left for a carried record.
-    @usableFromInline var carry: UInt32 = 0
 }
 
 /// Owns every allocation of a reader (and, while validating, the scratch
@@ -42,8 +43,13 @@ final class ReaderStorage {
     var records: UnsafeMutablePointer<RecordInfo>?
     var refStart: UnsafeMutablePointer<Int32>?
     var refs: UnsafeMutablePointer<Int32>?
+    /// Carried records: each record's carry count (0 live; 1 + saves left),
+    /// only when the archive stores them (header flag 2); else nil: all 0.
+    var carries: UnsafeMutablePointer<UInt32>?
     // Scratch, freed when validation ends.
     var nameFlags: UnsafeMutablePointer<UInt8>?
+    /// Each record's tree depth (a root is 0), for the depth limit.
+    var depths: UnsafeMutablePointer<Int32>?
     var pathIndex: HashIndex?
     var keyStack: UnsafeMutablePointer<UInt32>?
     var frames: UnsafeMutablePointer<Frame>?
@@ -57,6 +63,7 @@ final class ReaderStorage {
         pathIndex?.release(); pathIndex = nil
         keyStack?.deallocate(); keyStack = nil
         frames?.deallocate(); frames = nil
+        depths?.deallocate(); depths = nil
     }
 
     deinit {
@@ -68,6 +75,7 @@ final class ReaderStorage {
         records?.deallocate()
         refStart?.deallocate()
         refs?.deallocate()
+        carries?.deallocate()
         freeScratch()
     }
 }
@@ -456,6 +464,9 @@ struct Validator {
         refCap = max(16, min(objectCount, remaining / 2))
         refs.deallocate(); st.refs = nil
         refs = UnsafeMutablePointer<Int32>.allocate(capacity: refCap); st.refs = refs
+        let depths = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, objectCount)); st.depths = depths
+        let carries: UnsafeMutablePointer<UInt32>? = carrying ? .allocate(capacity: max(1, objectCount)) : nil
+        st.carries = carries
 
         firstRecordAt = pos
         for i in 0..<objectCount {
@@ -510,10 +521,11 @@ struct Validator {
                 }
                 carry = UInt32(v)
             }
-            let treeDepth = parent < 0 ? 0 : Int(records[parent].depth) + 1
+            let treeDepth = parent < 0 ? 0 : Int(depths[parent]) + 1
             records[i] = RecordInfo(identifier: UInt32(ident), parent: Int32(parent),
-                                    classPlusOne: UInt32(cls), depth: Int32(treeDepth),
-                                    fieldsStart: 0, fieldsEnd: 0, version: classVersion, carry: carry)
+                                    classPlusOne: UInt32(cls), fieldsStart: 0, fieldsEnd: 0, version: classVersion)
+            depths[i] = Int32(truncatingIfNeeded: treeDepth)
+            carries?[i] = carry
             // Depths run from 0 (a root) to maxTreeDepth - 1, as the engine registers them.
             if treeDepth >= ArchiveLimits.maxTreeDepth {
                 throw limit("the parent chain is \(treeDepth + 1) records long, more than the limit of \(ArchiveLimits.maxTreeDepth) (RST_MAX_TREE_DEPTH)", at: pdAt)

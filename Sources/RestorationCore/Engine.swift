@@ -126,9 +126,16 @@ final class RestoreSession {
         state[r] == .materialized ? nodeRefs[r]?.toOpaque() : nil
     }
 
+    /// Records materialized so far.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private(set) var materializedCount = 0
+
     @inline(__always) func materialize(_ r: Int, _ n: Unmanaged<ObjectNode>) {
         nodeRefs[r] = n
         state[r] = .materialized
+        materializedCount &+= 1
     }
 }
 
@@ -139,13 +146,11 @@ final class RestoreRun {
     let reader: ArchiveReader
     let coder: Coder
     let session: RestoreSession
-    /// Per name index: looked up yet, and the factory (kept alive by `factories`).
-    private let classLooked: UnsafeMutablePointer<Bool>
-    private let classFactories: UnsafeMutablePointer<Unmanaged<ClassFactory>?>
+    /// The factories looked up so far, by class name.
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var factories: [ClassFactory] = []
+    private var classFactories = ClassFactoryCache()
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -165,11 +170,6 @@ final class RestoreRun {
         self.reader = reader
         self.coder = coder
         session = RestoreSession(count: reader.recordCount)
-        let n = max(reader.nameCount, 1)
-        classLooked = .allocate(capacity: n)
-        classLooked.initialize(repeating: false, count: n)
-        classFactories = .allocate(capacity: n)
-        classFactories.initialize(repeating: nil, count: n)
         coder.decoding.reader = reader
         coder.decoding.session = session
         coder.keys.clear()
@@ -182,8 +182,6 @@ final class RestoreRun {
     }
 
     deinit {
-        classLooked.deallocate()
-        classFactories.deallocate()
         identifierBuffer.deallocate()
     }
 
@@ -211,15 +209,41 @@ final class RestoreRun {
     /// (asking the class provider once per name); nil without one.
     func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
         guard let ci = reader.className(ofRecord: r) else { return nil }
-        let i = Int(ci)
-        if !classLooked[i] {
-            classLooked[i] = true
-            if let f = engine.factory(forClass: name(ci)) {
-                factories.append(f)
-                classFactories[i] = Unmanaged.passUnretained(f)
-            }
-        }
-        return classFactories[i]
+        if let f = classFactories.lookup(ci) { return f }
+        return classFactories.store(ci, engine.factory(forClass: name(ci)))
+    }
+}
+
+/// A restore's class factories by class name index, each looked up once.
+/// An archive has few classes and many names (every identifier is one), so
+/// a dictionary of the classes met, with the last answer at hand (records of
+/// one class tend to follow each other), instead of two arrays over every
+/// name.
+struct ClassFactoryCache {
+    /// The factories found (kept alive here); nil values: no factory.
+    private var byName: [UInt32: ClassFactory?] = [:]
+    /// The last class answered (UInt32.max: none; never a name index, since
+    /// an archive holds far fewer names) and its answer.
+    private var lastName = UInt32.max
+    private var last: Unmanaged<ClassFactory>? = nil
+
+    /// The answer for class name `ci`: .some(factory or nil) once looked up,
+    /// nil before.
+    @inline(__always)
+    mutating func lookup(_ ci: UInt32) -> Unmanaged<ClassFactory>?? {
+        if ci == lastName { return .some(last) }
+        guard let f = byName[ci] else { return nil }
+        lastName = ci
+        last = f.map { Unmanaged.passUnretained($0) }
+        return .some(last)
+    }
+
+    /// Keeps the answer for `ci`; returns it.
+    mutating func store(_ ci: UInt32, _ f: ClassFactory?) -> Unmanaged<ClassFactory>? {
+        byName[ci] = .some(f)
+        lastName = ci
+        last = f.map { Unmanaged.passUnretained($0) }
+        return last
     }
 }
 
@@ -1203,8 +1227,9 @@ public final class Engine {
             run.session.state[q.record] = .skipped
             run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
         }
+        let plan = DecodePlan(reader: run.reader, state: run.session.state)
         materialize(run)
-        let order = decode(run)
+        let order = decode(run, plan)
         // Size budgets: the subtrees the save left out (as saved, before migrations).
         outcomes.record(report(run, decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
         carry.collect(run)
@@ -1315,10 +1340,11 @@ public final class Engine {
         return nil   // v1.1 explain: FACTORY_ERROR
     }
 
-    /// Pass 2: `decode` in the order `Planner` computes. Returns that order.
-    private func decode(_ run: RestoreRun) -> [Int32] {
+    /// Pass 2: `decode` in the order `Planner` computes (planned before
+    /// materialize: `DecodePlan`). Returns that order.
+    private func decode(_ run: RestoreRun, _ plan: consuming DecodePlan) -> [Int32] {
         let session = run.session
-        let order = Planner.decodeOrder(reader: run.reader, state: session.state)
+        let order = plan.order(reader: run.reader, state: session.state, materialized: session.materializedCount)
         let coder = run.coder
         if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {

@@ -83,9 +83,21 @@ public final class ObjectNode {
     /// Size budgets (Budget.swift): RST_BUDGET_TRIM leaves out the subtrees
     /// of the lowest priorities first. Default 0.
     public var priority: Int32 = 0
+    // Counts, numbers and flags are stored in 32 bits or less, two or more
+    // to a word (identifiers are at most 255 bytes, as every registration
+    // checks; depths below 65,536; class numbers, slots and child counts
+    // below the objects an engine can hold), each read as an Int: a node is
+    // 40 bytes smaller, which a restore of many objects pays once per
+    // object it makes.
+    /// ChildIndex.hash of the identifier, its low 32 bits (set when the
+    /// node enters an index; the index compares and places by them).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    var identifierHash: UInt32 = 0
     /// The identifier's UTF-8 length, and its first 8 bytes (zero padded):
     /// sibling lookups compare these before any bytes.
-    let identifierCount: Int
+    @inline(__always) var identifierCount: Int { Int(storedIdentifierCount) }
     let identifierPrefix: UInt64
     // Tree links (the engine's lock guards them), unretained: loops over
     // them (sibling scans, archive order) do no reference counting.
@@ -101,6 +113,10 @@ public final class ObjectNode {
     /// Strings do (canonical equivalence), as they always have.
     let identifierIsASCII: Bool
     let isSentinel: Bool
+    /// At most 255 (`ArgumentRules.identifier`), beside the flags.
+    private let storedIdentifierCount: UInt8
+    /// The engine's number for the class name (-1: none); beside the flags.
+    private let storedClassID: Int32
     /// A callback table's host (`table`, `tableInstance`), else a Swift
     /// host's behavior (`swiftBehavior`); see `call(_:_:)`.
     let table: UnsafePointer<ObjectCallbacks>?
@@ -118,9 +134,16 @@ public final class ObjectNode {
     /// Shared by every node of the class; owned by the engine.
     public let cClassName: UnsafePointer<CChar>?
     /// The engine's number for the class name (-1: none).
-    let classID: Int
+    @inline(__always) var classID: Int { Int(storedClassID) }
     /// 0 at a root.
-    public let depth: Int
+    private let storedDepth: Int32
+    /// Slot in the engine's node table.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var storedSlot: Int32 = -1
+    /// 0 at a root.
+    @inline(__always) public var depth: Int { Int(storedDepth) }
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -135,26 +158,30 @@ public final class ObjectNode {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var childCount = 0
+    private var storedChildCount: Int32 = 0
     /// Children whose identifier is not ASCII (their lookups compare Strings).
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var nonASCIIChildren = 0
+    private var storedNonASCIIChildren: Int32 = 0
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
     var childIndex: ChildIndex?
-    /// Slot in the engine's node table.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var slot = -1
-    /// ChildIndex.hash of the identifier (set when the node enters an index).
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var identifierHash: UInt64 = 0
+
+    @inline(__always) var childCount: Int {
+        get { Int(storedChildCount) }
+        set { storedChildCount = Int32(truncatingIfNeeded: newValue) }
+    }
+    @inline(__always) var nonASCIIChildren: Int {
+        get { Int(storedNonASCIIChildren) }
+        set { storedNonASCIIChildren = Int32(truncatingIfNeeded: newValue) }
+    }
+    /// Slot in the engine's node table (-1: none).
+    @inline(__always) var slot: Int {
+        get { Int(storedSlot) }
+        set { storedSlot = Int32(truncatingIfNeeded: newValue) }
+    }
 
     /// The identifier (made from `cIdentifier`'s bytes on each use).
     public var identifier: String { String(decoding: identifierBytes, as: UTF8.self) }
@@ -248,19 +275,19 @@ public final class ObjectNode {
     init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
          classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
          table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
-        self.classID = classID
+        self.storedClassID = Int32(truncatingIfNeeded: classID)
         self.engine = engine
         let n = utf8.count
         guard let c = malloc(n + 1) else { fatalError("out of memory") }
         if n > 0 { c.copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: n) }
         c.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
         self.cIdentifier = c.assumingMemoryBound(to: CChar.self)
-        self.identifierCount = n
+        self.storedIdentifierCount = UInt8(n)   // checked by every registration: traps only if that broke
         self.identifierPrefix = ObjectNode.prefix(utf8)
         self.identifierIsASCII = IdentifierKey.isASCII(utf8, prefix: identifierPrefix)
         self.cClassName = cClassName
         self.containerRef = container
-        self.depth = depth
+        self.storedDepth = Int32(truncatingIfNeeded: depth)
         self.table = table
         self.tableInstance = instance
         self.swiftBehavior = behavior
@@ -271,13 +298,13 @@ public final class ObjectNode {
     init(sentinelOf engine: Engine) {
         self.engine = engine
         self.cIdentifier = strdup("")!
-        self.identifierCount = 0
+        self.storedIdentifierCount = 0
         self.identifierPrefix = 0
         self.identifierIsASCII = true
         self.cClassName = nil
-        self.classID = -1
+        self.storedClassID = -1
         self.containerRef = nil
-        self.depth = -1
+        self.storedDepth = -1
         self.table = nil
         self.tableInstance = nil
         self.swiftBehavior = nil
@@ -546,8 +573,8 @@ final class ChildIndex {
 
     func find(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
         guard nonASCII == 0 && k.isASCII else { return findCanonically(k) }
-        let h = ChildIndex.hash(k.bytes)
-        var i = Int(truncatingIfNeeded: h) & mask
+        let h = UInt32(truncatingIfNeeded: ChildIndex.hash(k.bytes))
+        var i = Int(h) & mask
         while let u = slots[i] {
             if u._withUnsafeGuaranteedRef({ $0.identifierHash == h && $0.hasIdentifier(k) }) { return u }
             i = (i &+ 1) & mask
@@ -568,7 +595,7 @@ final class ChildIndex {
 
     func insert(_ node: ObjectNode) {
         if (count + 1) * 2 > mask + 1 { grow() }
-        node.identifierHash = ChildIndex.hash(node.identifierBytes)
+        node.identifierHash = UInt32(truncatingIfNeeded: ChildIndex.hash(node.identifierBytes))
         place(node)
         count += 1
         if !node.identifierIsASCII { nonASCII += 1 }
@@ -576,7 +603,7 @@ final class ChildIndex {
     }
 
     private func place(_ node: ObjectNode) {
-        var i = Int(truncatingIfNeeded: node.identifierHash) & mask
+        var i = Int(node.identifierHash) & mask
         while slots[i] != nil { i = (i &+ 1) & mask }
         slots[i] = Unmanaged.passUnretained(node)
     }
@@ -593,7 +620,7 @@ final class ChildIndex {
 
     /// Removes `node` (backward-shift deletion: no tombstones).
     func remove(_ node: ObjectNode) {
-        var i = Int(truncatingIfNeeded: node.identifierHash) & mask
+        var i = Int(node.identifierHash) & mask
         while let u = slots[i] {
             if u.toOpaque() == node.handle { break }
             i = (i &+ 1) & mask
@@ -607,7 +634,7 @@ final class ChildIndex {
         while true {
             j = (j &+ 1) & mask
             guard let u = slots[j] else { return }
-            let home = Int(truncatingIfNeeded: u.takeUnretainedValue().identifierHash) & mask
+            let home = Int(u.takeUnretainedValue().identifierHash) & mask
             // Move u into the hole at i unless its home lies cyclically in (i, j].
             let inRange = i <= j ? (home > i && home <= j) : (home > i || home <= j)
             if !inRange {

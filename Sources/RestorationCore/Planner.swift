@@ -43,9 +43,12 @@ public enum Planner {
         }
     }
 
-    /// The engine's entry: records of `reader`, included when materialized.
-    static func decodeOrder(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) -> [Int32] {
-        plan(ReaderGraph(reader: reader, state: state), count: reader.recordCount,
+    /// The engine's entry: records of `reader`, included when their state
+    /// is `included` (`.materialized` after materialize; `.pending` before
+    /// it, for the records materialize may produce: `DecodePlan`).
+    static func decodeOrder(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>,
+                            included: RestoreSession.RecordState = .materialized) -> [Int32] {
+        plan(ReaderGraph(reader: reader, state: state, includedState: included), count: reader.recordCount,
              referencesOnlyBackward: !reader.hasForwardReferences)
     }
 
@@ -74,27 +77,31 @@ public enum Planner {
     ///
     /// Records are scanned in archive order. A scanned record whose
     /// dependencies are all decoded is the earliest ready one (unless the
-    /// heap holds one: records that became ready behind the scan, all
+    /// ready set holds one: records that became ready behind the scan, all
     /// earlier); a record still waiting is parked on the dependencies it
-    /// waits for, and enters the heap when the last of them is decoded. Only
-    /// waiting records cost edges, so an archive whose references mostly
-    /// point backwards costs little more than one pass.
+    /// waits for, and enters the ready set when the last of them is decoded.
+    /// Only waiting records cost edges, so an archive whose references
+    /// mostly point backwards costs little more than one pass.
+    ///
+    /// The scan runs only while the ready set is empty, so then every record
+    /// behind it is decoded, parked (waiting for `pending[t] > 0`
+    /// dependencies) or not included (pending 0: its edges are ignored
+    /// anyway): a dependency t behind the scan is waited for exactly when
+    /// `pending[t] > 0`, and no separate "decoded" array is kept.
     static func acyclicOrder<G: PlannerGraph>(_ g: G, count: Int) -> [Int32]? {
-        // done[r]: decoded; pending[r]: dependencies a parked record waits for.
-        let done = UnsafeMutablePointer<Bool>.allocate(capacity: count)
-        done.initialize(repeating: false, count: count)
+        // pending[r]: dependencies a parked record waits for (0 otherwise).
         let pending = UnsafeMutablePointer<Int32>.allocate(capacity: count)
+        pending.initialize(repeating: 0, count: count)
         // Waiters of each record, as linked lists: head[t], then next[e]; who[e] waits.
         let head = UnsafeMutablePointer<Int32>.allocate(capacity: count)
         head.initialize(repeating: -1, count: count)
         var waiters = WaiterList()
-        var heap = MinHeap()
+        var ready = ReadySet(count: count)
         defer {
-            done.deallocate()
             pending.deallocate()
             head.deallocate()
             waiters.release()
-            heap.release()
+            ready.release()
         }
         var parked = 0
         var emitted = 0
@@ -102,8 +109,8 @@ public enum Planner {
             var c = 0
             while true {
                 let v: Int
-                if heap.min != nil {
-                    v = Int(heap.pop())
+                if !ready.isEmpty {
+                    v = ready.removeFirst()
                 } else {
                     // Scan for the first record that is ready; park the others.
                     var found = -1
@@ -113,13 +120,14 @@ public enum Planner {
                         guard g.included(r) else { continue }
                         var waits: Int32 = 0
                         let p = g.parent(r)
-                        if p >= 0 && !done[p] && g.included(p) {
+                        if p >= 0 && (p < r ? pending[p] > 0 : p < count && g.included(p)) {
                             waiters.add(r, waitingFor: p, head)
                             waits &+= 1
                         }
                         for t32 in g.references(r) {
                             let t = Int(t32)
-                            if t >= 0 && t < count && t != r && !done[t] && g.included(t) {
+                            // Behind the scan: waited for while parked. Ahead: until decoded, if included.
+                            if t < r ? t >= 0 && pending[t] > 0 : t > r && t < count && g.included(t) {
                                 waiters.add(r, waitingFor: t, head)
                                 waits &+= 1
                             }
@@ -133,14 +141,13 @@ public enum Planner {
                 }
                 buf[emitted] = Int32(truncatingIfNeeded: v)
                 emitted &+= 1
-                done[v] = true
                 var e = head[v]
                 while e >= 0 {
                     let w = Int(waiters.who(e))
                     pending[w] &-= 1
                     if pending[w] == 0 {
                         parked &-= 1
-                        heap.push(Int32(truncatingIfNeeded: w))
+                        ready.insert(w)
                     }
                     e = waiters.next(e)
                 }
@@ -276,11 +283,13 @@ struct ReaderGraph: PlannerGraph {
     /// Unretained: the restore holds the reader.
     let reader: Unmanaged<ArchiveReader>
     let state: UnsafePointer<RestoreSession.RecordState>
-    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) {
+    let includedState: RestoreSession.RecordState
+    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>, includedState: RestoreSession.RecordState) {
         self.reader = Unmanaged.passUnretained(reader)
         self.state = state
+        self.includedState = includedState
     }
-    @inline(__always) func included(_ r: Int) -> Bool { state[r] == .materialized }
+    @inline(__always) func included(_ r: Int) -> Bool { state[r] == includedState }
     @inline(__always) func parent(_ r: Int) -> Int { reader._withUnsafeGuaranteedRef { $0.parent(ofRecord: r) ?? -1 } }
     @inline(__always) func references(_ r: Int) -> UnsafeBufferPointer<Int32> { reader._withUnsafeGuaranteedRef { $0.references(ofRecord: r) } }
 }
@@ -357,6 +366,81 @@ struct DependentGraph {
         depCount.deallocate()
         outStart.deallocate()
         out.deallocate()
+    }
+}
+
+/// Records below `count`, smallest first: a bitmap with one summary bit
+/// per nonzero word of the level below, levels up to a single word (four
+/// for the largest archive), so that inserting and removing the smallest
+/// take one bit operation per level instead of a binary heap's log n moves.
+/// `release()` frees it.
+struct ReadySet {
+    /// Where each level starts (lowest first, one bit per record), all in
+    /// one allocation after this table; the last level is one word.
+    private let levelWords: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>>
+    private let levels: Int
+    private var count = 0
+
+    init(count: Int) {
+        var sizes: [Int] = []
+        var n = Swift.max(count, 1)
+        repeat {
+            n = (n &+ 63) >> 6
+            sizes.append(n)
+        } while n > 1
+        levels = sizes.count
+        let total = sizes.reduce(0, +)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: (levels + total) * 8, alignment: 8)
+        levelWords = raw.bindMemory(to: UnsafeMutablePointer<UInt64>.self, capacity: levels)
+        let words = (raw + levels * 8).bindMemory(to: UInt64.self, capacity: total)
+        words.initialize(repeating: 0, count: total)
+        var at = 0
+        for (l, size) in sizes.enumerated() { (levelWords + l).initialize(to: words + at); at &+= size }
+    }
+
+    var isEmpty: Bool { @inline(__always) get { count == 0 } }
+
+    /// Adds `r` (not in the set, 0 ≤ r < count).
+    @inline(__always)
+    mutating func insert(_ r: Int) {
+        count &+= 1
+        var i = r
+        var l = 0
+        repeat {
+            let w = levelWords[l] + (i &>> 6)
+            let before = w.pointee
+            w.pointee = before | (1 &<< UInt64(i & 63))
+            if before != 0 { return }   // the levels above already say so
+            i &>>= 6
+            l &+= 1
+        } while l < levels
+    }
+
+    /// Removes and returns the smallest member; the set must not be empty.
+    @inline(__always)
+    mutating func removeFirst() -> Int {
+        count &-= 1
+        var i = 0
+        var l = levels
+        repeat {
+            l &-= 1
+            i = i &<< 6 | levelWords[l][i].trailingZeroBitCount
+        } while l > 0
+        // Clear it, and each summary bit whose word became empty.
+        var j = i
+        repeat {
+            let w = levelWords[l] + (j &>> 6)
+            let after = w.pointee & (w.pointee &- 1)   // j is its lowest bit
+            w.pointee = after
+            if after != 0 { break }
+            j &>>= 6
+            l &+= 1
+        } while l < levels
+        return i
+    }
+
+    func release() {
+        UnsafeMutableRawPointer(levelWords).deallocate()
     }
 }
 
@@ -448,5 +532,32 @@ struct MinHeap {
         }
         a[i] = last
         return first
+    }
+}
+
+/// The decode order, planned before materialize makes any node: from the
+/// records it may produce (every record not already skipped). The order
+/// depends only on which records take part, so when materialize produces
+/// all of them it is the order planning afterwards gives; when it skips
+/// one, the order is planned again from the records it produced. Planning
+/// first frees the planner's work lists before the nodes exist, so the two
+/// never add up in a restore's peak heap.
+struct DecodePlan {
+    private var order: [Int32]
+
+    /// Before materialize: `state` marks the records already skipped.
+    init(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>) {
+        order = Planner.decodeOrder(reader: reader, state: state, included: .pending)
+    }
+
+    /// After materialize, which produced `materialized` records: the order
+    /// of those records.
+    consuming func order(reader: ArchiveReader, state: UnsafePointer<RestoreSession.RecordState>, materialized: Int) -> [Int32] {
+        // Every record planned is materialized exactly when as many were
+        // materialized as planned (materialize only turns pending records
+        // into materialized or skipped ones).
+        if materialized == order.count { return order }
+        order = []   // freed before planning again
+        return Planner.decodeOrder(reader: reader, state: state)
     }
 }

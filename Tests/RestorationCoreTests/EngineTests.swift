@@ -220,4 +220,27 @@ final class EngineTests: XCTestCase {
         }
         XCTAssertThrowsError(try kept!.encodeInt(key("x"), 1)) { XCTAssertEqual(($0 as! RestorationFailure).status, .state) }
     }
+
+    /// `ClassFactoryCache`: nothing before a class is stored, then its
+    /// answer (a factory, or none), whichever class was asked last.
+    func testClassFactoryCacheAnswersEachClassAsStored() {
+        var cache = ClassFactoryCache()
+        let a = ClassFactory(.closure({ _ in nil }), what: "a")
+        let b = ClassFactory(.closure({ _ in nil }), what: "b")
+        XCTAssertNil(cache.lookup(7))
+        XCTAssertTrue(cache.store(7, a)?.takeUnretainedValue() === a)
+        XCTAssertNil(cache.lookup(0))
+        XCTAssertNil(cache.store(0, nil))
+        XCTAssertTrue(cache.store(UInt32.max - 1, b)?.takeUnretainedValue() === b)
+        for ci: UInt32 in [7, 7, 0, 7, UInt32.max - 1, 0, 0, 7] {
+            guard let answer = cache.lookup(ci) else { XCTFail("class \(ci) was stored"); continue }
+            switch ci {
+            case 7: XCTAssertTrue(answer?.takeUnretainedValue() === a)
+            case 0: XCTAssertNil(answer)
+            default: XCTAssertTrue(answer?.takeUnretainedValue() === b)
+            }
+        }
+        XCTAssertNil(cache.lookup(8))
+        XCTAssertNil(cache.lookup(UInt32.max))   // the "no class yet" mark answers nothing
+    }
 }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RestorationCore
+import RestorationArchive
 
 final class PlannerTests: XCTestCase {
     /// Runs the planner over a graph given as parent and reference lists.
@@ -102,6 +103,124 @@ final class PlannerTests: XCTestCase {
             let inc: Set<Int>? = round % 3 == 0 ? Set((0..<n).filter { _ in rng.next() % 5 != 0 }) : nil
             XCTAssertEqual(order(parents, refs, included: inc), definition(parents, refs, included: inc), "round \(round)")
         }
+    }
+
+    /// `DecodePlan`: the order planned before materialize, from the records
+    /// it may produce, is the order planned after it from the records it
+    /// produced — reused when materialize produced all of them, planned
+    /// again when it skipped some — on random archives with forward
+    /// references, cycles, records skipped before and during materialize.
+    func testAPlanMadeBeforeMaterializeAgreesWithOneMadeAfter() throws {
+        let e = Engine(configuration: .init())
+        let node = Unmanaged.passUnretained(try e.register(identifier: "N", parent: nil, className: nil, behavior: nil))
+        var rng = SplitMix(seed: 0xD3C0DE)
+        for round in 0..<300 {
+            let n = 1 + Int(rng.next() % 40)
+            var w = ArchiveWriter()
+            var parents: [Int?] = []
+            for i in 0..<n {
+                let parent: Int? = i == 0 || rng.next() % 4 == 0 ? nil : Int(rng.next() % UInt64(i))
+                parents.append(parent)
+                var id = "r\(i)"
+                let ident = id.withUTF8 { w.name(UnsafeRawBufferPointer($0)) }
+                w.beginObject(identifier: ident, parent: parent, className: nil)
+                for k in 0..<Int(rng.next() % 4) {
+                    // Mostly backward, some forward, some to itself.
+                    let t: Int
+                    switch rng.next() % 10 {
+                    case 0: t = i
+                    case 1...4: t = Int(rng.next() % UInt64(n))
+                    default: t = i == 0 ? 0 : Int(rng.next() % UInt64(i))
+                    }
+                    var name = "k\(k)"
+                    let key = name.withUTF8 { w.key(UnsafeRawBufferPointer($0)) }
+                    try w.writeObject(key, record: t)
+                }
+                try w.endObject()
+            }
+            let reader = try ArchiveReader(bytes: w.finish(info: ArchiveInfo(objectCount: UInt64(n))))
+            let session = RestoreSession(count: n)
+            // Skipped before materialize (migrate, quarantine).
+            for r in 0..<n where rng.next() % 8 == 0 { session.state[r] = .skipped }
+            let plan = DecodePlan(reader: reader, state: session.state)
+            // Materialize: parents first; a record whose parent was skipped is
+            // skipped; in every other round some records are declined.
+            let declines = round % 2 == 1
+            for r in 0..<n where session.state[r] != .skipped {
+                if let p = parents[r], session.state[p] != .materialized {
+                    session.state[r] = .skipped
+                } else if declines && rng.next() % 6 == 0 {
+                    session.state[r] = .skipped
+                } else {
+                    session.materialize(r, node)
+                }
+            }
+            let got = plan.order(reader: reader, state: session.state, materialized: session.materializedCount)
+            XCTAssertEqual(got, Planner.decodeOrder(reader: reader, state: session.state), "round \(round)")
+            XCTAssertEqual(got.count, session.materializedCount, "round \(round)")
+        }
+    }
+
+    /// The acyclic path's ready set gives the smallest member first, as a
+    /// sorted set does, at every size of level (one word to four levels).
+    func testReadySetAgreesWithASortedSet() {
+        var rng = SplitMix(seed: 0xB175)
+        for count in [1, 2, 63, 64, 65, 4_095, 4_096, 4_097, 262_144, 262_145, 300_000] {
+            var set = ReadySet(count: count)
+            defer { set.release() }
+            var model = Set<Int>()
+            for step in 0..<3_000 {
+                if model.isEmpty || rng.next() % 3 != 0 {
+                    // Mostly small and edge values, some anywhere.
+                    let r: Int
+                    switch rng.next() % 4 {
+                    case 0: r = count - 1 - Int(rng.next() % UInt64(min(count, 70)))
+                    case 1: r = Int(rng.next() % UInt64(min(count, 70)))
+                    default: r = Int(rng.next() % UInt64(count))
+                    }
+                    if model.insert(r).inserted { set.insert(r) }
+                } else {
+                    XCTAssertEqual(set.removeFirst(), model.min()!, "count \(count), step \(step)")
+                    model.remove(model.min()!)
+                }
+                XCTAssertEqual(set.isEmpty, model.isEmpty)
+            }
+            while let m = model.min() { XCTAssertEqual(set.removeFirst(), m); model.remove(m) }
+            XCTAssertTrue(set.isEmpty)
+        }
+    }
+
+    /// On a large acyclic graph where almost every record waits (the
+    /// benchmark's shape: a tree of fan-out 8 in archive order, each record
+    /// referencing a random one), the acyclic path gives the general path's order.
+    func testAcyclicPathAgreesWithTheGeneralPathWhenMostRecordsWait() {
+        let n = 20_000
+        var rng = SplitMix(seed: 0xFA17)
+        // Fan-out 8 in breadth-first numbering, then renumbered in pre-order (archive order).
+        var kids = [[Int]](repeating: [], count: n)
+        for i in 1..<n { kids[(i - 1) / 8].append(i) }
+        var pre: [Int] = [], stack = [0]
+        while let v = stack.popLast() { pre.append(v); stack.append(contentsOf: kids[v].reversed()) }
+        var pos = [Int](repeating: 0, count: n)
+        for (k, v) in pre.enumerated() { pos[v] = k }
+        var parents = [Int?](repeating: nil, count: n)
+        // One reference each (none for the root), as a flat buffer.
+        let flat = UnsafeMutablePointer<Int32>.allocate(capacity: n)
+        defer { flat.deallocate() }
+        flat[0] = 0
+        for v in 1..<n {
+            parents[pos[v]] = pos[(v - 1) / 8]
+            flat[pos[v]] = Int32(pos[Int(rng.next() % UInt64(v))])
+        }
+        let root = pos[0]
+        let included = (0..<n).map { $0 % 97 != 5 }
+        let g = ClosureGraph(inc: { included[$0] }, par: { parents[$0] },
+                             refs: { UnsafeBufferPointer(start: flat + $0, count: $0 == root ? 0 : 1) })
+        let fast = Planner.acyclicOrder(g, count: n)
+        let graph = DependentGraph(g, count: n)
+        defer { graph.deallocate() }
+        XCTAssertNotNil(fast)
+        XCTAssertEqual(fast, Planner.generalOrder(graph, count: n))
     }
 
     /// Components by mutual reachability; then repeatedly the ready component
