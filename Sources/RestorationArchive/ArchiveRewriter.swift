@@ -107,7 +107,7 @@ public final class ArchiveRewriter {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var patchBytes: [UInt8] = []
+    private var patchBytes = ByteSink()
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -127,6 +127,8 @@ public final class ArchiveRewriter {
     public init(reader: ArchiveReader) {
         self.reader = reader
     }
+
+    deinit { patchBytes.release() }
 
     /// True when no record was replaced (the archive would be the same).
     public var isEmpty: Bool { patches.isEmpty }
@@ -258,11 +260,11 @@ public final class ArchiveRewriter {
         do {
             try append(level: 0, edit, to: &patchBytes)
         } catch {
-            patchBytes.removeSubrange(start...)
+            patchBytes.truncate(to: start)
             throw error
         }
         guard patchBytes.count - start <= ArchiveLimits.maxArchiveBytes else {
-            patchBytes.removeSubrange(start...)
+            patchBytes.truncate(to: start)
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
@@ -279,97 +281,104 @@ public final class ArchiveRewriter {
     /// hold references (object, object array, nested record), untouched and
     /// in their order: its references are the original's.
     private func keepsReferences(_ edit: RecordEdit) -> Bool {
-        var kept = 0, last = -1
-        for f in edit.levels[0] {
-            if f.source == .level { return false }        // an entered record: count them
-            guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { continue }
-            if f.start <= last { return false }
-            last = f.start
-            kept += 1
+        edit.levels[0].withUnsafeBufferPointer { fields in
+            var kept = 0, last = -1
+            for f in fields {
+                if f.source == .level { return false }        // an entered record: count them
+                guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { continue }
+                if f.start <= last { return false }
+                last = f.start
+                kept += 1
+            }
+            return kept == edit.referenceFields
         }
-        return kept == edit.referenceFields
     }
 
-    private func append(level: Int, _ edit: RecordEdit, to out: inout [UInt8]) throws(WriteFailure) {
+    /// Writes the fields of one level of the edit: runs of untouched archive
+    /// fields as one copy each, every other field encoded from its source.
+    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink) throws(WriteFailure) {
         let base = reader.archiveBytes.baseAddress!
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
-        func flush() {
-            if runStart >= 0 { out.append(contentsOf: UnsafeRawBufferPointer(start: base + runStart, count: runEnd - runStart)) }
-            runStart = -1
-        }
-        for f in edit.levels[level] {
-            if f.source == .archive && f.key == f.originalKey {
-                if runStart >= 0 && runEnd == f.start { runEnd = f.end } else { flush(); runStart = f.start; runEnd = f.end }
-                continue
-            }
-            flush()
-            let tag = f.rawTag
-            if f.key < 15 {
-                out.append(UInt8(truncatingIfNeeded: f.key << 4) | tag)
-            } else {
-                out.append(0xF0 | tag)
-                appendVarint(&out, UInt64(f.key - 15))
-            }
-            switch f.source {
-            case .archive:
-                switch PayloadShape.of(rawTag: tag) {
-                case .none, .zigzag, .recordIndex, .fixed64: break
-                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
-                    appendVarint(&out, UInt64(f.end - f.payload))
+        try edit.levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
+            for f in fields {
+                if f.source == .archive && f.key == f.originalKey {
+                    if runStart >= 0 && runEnd == f.start { runEnd = f.end; continue }
+                    if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+                    runStart = f.start; runEnd = f.end
+                    continue
                 }
-                out.append(contentsOf: UnsafeRawBufferPointer(start: base + f.payload, count: f.end - f.payload))
-            case .level:
-                var inner: [UInt8] = []
-                try append(level: f.payload, edit, to: &inner)
-                appendVarint(&out, UInt64(inner.count))
-                out.append(contentsOf: inner)
-            case .value:
-                try appendPayload(edit.values[f.payload], to: &out)
-            case .scalar:
-                switch tag {
-                case ValueTag.int.rawValue: appendVarint(&out, zigzag(Int64(f.payload)))
-                case ValueTag.double.rawValue:
-                    withUnsafeBytes(of: UInt64(UInt(bitPattern: f.payload)).littleEndian) { out.append(contentsOf: $0) }
-                default: break                  // a bool: the tag is the value
+                if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart); runStart = -1 }
+                let tag = f.rawTag
+                if f.key < 15 {
+                    out.byte(UInt8(truncatingIfNeeded: f.key << 4) | tag)
+                } else {
+                    out.byte(0xF0 | tag)
+                    out.varint(UInt64(f.key - 15))
+                }
+                switch f.source {
+                case .archive:
+                    switch PayloadShape.of(rawTag: tag) {
+                    case .none, .zigzag, .recordIndex, .fixed64: break
+                    case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
+                        out.varint(UInt64(f.end - f.payload))
+                    }
+                    out.bytes(base + f.payload, f.end - f.payload)
+                case .level:
+                    var inner = ByteSink()
+                    defer { inner.release() }
+                    try append(level: f.payload, edit, to: &inner)
+                    out.varint(UInt64(inner.count))
+                    out.bytes(inner.written)
+                case .value:
+                    try appendPayload(edit.values[f.payload], to: &out)
+                case .scalar:
+                    switch tag {
+                    case ValueTag.int.rawValue: out.varint(zigzag(Int64(f.payload)))
+                    case ValueTag.double.rawValue:
+                        withUnsafeBytes(of: UInt64(UInt(bitPattern: f.payload)).littleEndian) { out.bytes($0) }
+                    default: break                  // a bool: the tag is the value
+                    }
                 }
             }
         }
-        flush()
+        if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
     }
 
-    private func appendPayload(_ v: ArchiveValue, to out: inout [UInt8]) throws(WriteFailure) {
+    private func appendPayload(_ v: ArchiveValue, to out: inout ByteSink) throws(WriteFailure) {
         switch v {
         case .bool: break
-        case .int(let x): appendVarint(&out, zigzag(x))
+        case .int(let x): out.varint(zigzag(x))
         case .double(let d):
-            withUnsafeBytes(of: d.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+            withUnsafeBytes(of: d.bitPattern.littleEndian) { out.bytes($0) }
         case .string(let s):
             var s = s
             s.withUTF8 { b in
-                appendVarint(&out, UInt64(b.count))
-                out.append(contentsOf: b)
+                out.varint(UInt64(b.count))
+                out.bytes(UnsafeRawBufferPointer(b))
             }
         case .bytes(let b), .osString(let b):
-            appendVarint(&out, UInt64(b.count))
-            out.append(contentsOf: b)
+            out.varint(UInt64(b.count))
+            b.withUnsafeBytes { out.bytes($0) }
         case .intArray(let a):
-            var inner: [UInt8] = []
-            appendVarint(&inner, UInt64(a.count))
-            for x in a { appendVarint(&inner, zigzag(x)) }
-            appendVarint(&out, UInt64(inner.count))
-            out.append(contentsOf: inner)
+            var inner = ByteSink()
+            defer { inner.release() }
+            inner.varint(UInt64(a.count))
+            for x in a { inner.varint(zigzag(x)) }
+            out.varint(UInt64(inner.count))
+            out.bytes(inner.written)
         case .stringArray(let a):
-            var inner: [UInt8] = []
-            appendVarint(&inner, UInt64(a.count))
+            var inner = ByteSink()
+            defer { inner.release() }
+            inner.varint(UInt64(a.count))
             for e in a {
                 var e = e
                 e.withUTF8 { b in
-                    appendVarint(&inner, UInt64(b.count))
-                    inner.append(contentsOf: b)
+                    inner.varint(UInt64(b.count))
+                    inner.bytes(UnsafeRawBufferPointer(b))
                 }
             }
-            appendVarint(&out, UInt64(inner.count))
-            out.append(contentsOf: inner)
+            out.varint(UInt64(inner.count))
+            out.bytes(inner.written)
         case .record, .object, .objectArray, .unknown:
             throw .state("an edit cannot write a value of tag \(v.rawTag) (records are entered, references and future types kept)")
         }
@@ -458,8 +467,8 @@ public final class ArchiveRewriter {
         layout.nameShift = o - namesStart
         put(base + namesStart, recordsStart - namesStart)
         var next = 0
-        patchBytes.withUnsafeBytes { pb in
-            let patchBase = pb.baseAddress
+        do {
+            let patchBase = UnsafeRawPointer(patchBytes.base)
             for r in 0..<n {
                 let parent = reader.parent(ofRecord: r)
                 putVar(UInt64(reader.identifier(ofRecord: r)))
@@ -650,14 +659,4 @@ extension ArchiveReader {
         }
         return nil
     }
-}
-
-@inline(__always)
-func appendVarint(_ out: inout [UInt8], _ x: UInt64) {
-    var v = x
-    while v >= 0x80 {
-        out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-        v >>= 7
-    }
-    out.append(UInt8(truncatingIfNeeded: v))
 }
