@@ -35,14 +35,17 @@ final class MigrationEditor {
     private(set) var record = 0
     // The editor lives inside `Engine.migrate`, which holds the rewriter.
     unowned(unsafe) let rewriter: ArchiveRewriter
+    /// The rewriter's reader (the archive being migrated), held by the rewriter.
+    unowned(unsafe) let reader: ArchiveReader
 
     init(rewriter: ArchiveRewriter) {
         self.rewriter = rewriter
+        self.reader = rewriter.reader
     }
 
     deinit {
         releaseBorrowed()
-        keyCache.deallocate()
+        keyCache.destroy()
     }
 
     func releaseBorrowed() {
@@ -69,24 +72,21 @@ final class MigrationEditor {
         return find(k)
     }
 
-    /// Key lookups by the address of a C key (hosts pass literals), each
-    /// confirmed by comparing the bytes: (address, table index).
-    private let keyCache: UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)> = {
-        let p = UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)>.allocate(capacity: 16)
-        p.initialize(repeating: (nil, 0), count: 16)
-        return p
-    }()
+    /// Key lookups by the key's address (C hosts pass literals), each hit
+    /// confirmed by comparing the bytes with the cache's copy (`KeyCache`,
+    /// the decode path's cache): indexes of the rewriter's key table, which
+    /// only grows, so an index once found stays right.
+    private let keyCache = KeyCache()
 
     /// The key's index in the rebuilt archive's key table, nil when it has none.
     func keyIndex(_ key: KeyBytes) -> UInt32? {
-        let bytes = key.bytes
-        let slot = Int(truncatingIfNeeded: UInt(bitPattern: bytes.baseAddress) >> 3) & 15
-        let (p, k) = keyCache[slot]
-        if p != nil && p == bytes.baseAddress {
-            if rewriter.key(k, is: bytes) { return k }
+        if let p = key.start {
+            let hit = key.isCString ? keyCache.lookup(cString: p) : keyCache.lookup(UnsafeRawBufferPointer(start: p, count: key.length))
+            if let hit { return hit }
         }
+        let bytes = key.bytes
         guard let found = rewriter.keyIndex(bytes) else { return nil }
-        keyCache[slot] = (bytes.baseAddress, found)
+        keyCache.store(bytes, found)
         return found
     }
 
@@ -261,7 +261,12 @@ final class MigrationEditor {
 
     @usableFromInline @inline(never)
     func int(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        rewriter.int(try field(key, .int), edit)
+        let f = try field(key, .int)
+        switch f.source {       // the usual two without passing the edit (no reference counting)
+        case .archive: return reader.int(f.archiveField)
+        case .scalar: return Int64(f.payload)
+        case .value, .level: return rewriter.int(f, edit)
+        }
     }
 
     @usableFromInline @inline(never)
