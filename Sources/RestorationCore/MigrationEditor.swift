@@ -49,6 +49,7 @@ final class MigrationEditor {
     }
 
     func releaseBorrowed() {
+        if borrowed.isEmpty { return }
         for p in borrowed { p.deallocate() }
         borrowed.removeAll()
     }

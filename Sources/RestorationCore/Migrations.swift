@@ -89,15 +89,22 @@ extension Engine {
         var chainOf: [UInt64: Int] = [:]
         var chains: [[Migration]] = []
         var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
+        // The class and stored version of the record before, with what the
+        // dictionaries said for them: consecutive records mostly share both.
+        var lastClass = UInt32.max, lastCurrent: UInt32? = nil
+        var lastChainKey = UInt64.max, lastChain = 0
         for r in 0..<n {
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             if r == quarantined { dead[r] = true; continue }   // quarantined: its note comes from the restore
             guard let ci = reader.className(ofRecord: r) else { continue }
-            let known = currentOf[ci]
             let currentVersion: UInt32?
-            if let known { currentVersion = known } else {
-                currentVersion = classVersions[name(ci)]
-                currentOf[ci] = .some(currentVersion)
+            if ci == lastClass { currentVersion = lastCurrent } else {
+                if let known = currentOf[ci] { currentVersion = known } else {
+                    currentVersion = classVersions[name(ci)]
+                    currentOf[ci] = .some(currentVersion)
+                }
+                lastClass = ci
+                lastCurrent = currentVersion
             }
             guard let current = currentVersion else { continue }
             let stored = reader.version(ofRecord: r)
@@ -108,6 +115,11 @@ extension Engine {
             }
             if stored == current { continue }
             let chainKey = UInt64(ci) << 32 | UInt64(stored)
+            if chainKey == lastChainKey && lastChain >= 0 {
+                if todo.isEmpty { todo.reserveCapacity(n - r) }
+                todo.append((r, stored, current, lastChain))
+                continue
+            }
             var chain = chainOf[chainKey]
             if chain == nil {
                 var steps: [Migration] = []
@@ -128,6 +140,9 @@ extension Engine {
                 notes[r] = SkipNote(reason: .noMigration, detail: "class '\(name(ci))' has no migration from version \(v) (the record is version \(stored), the class \(current))")
                 continue
             }
+            lastChainKey = chainKey
+            lastChain = chain!
+            if todo.isEmpty { todo.reserveCapacity(n - r) }
             todo.append((r, stored, current, chain!))
         }
         if todo.isEmpty { return (reader, notes) }
@@ -135,12 +150,15 @@ extension Engine {
         let rewriter = ArchiveRewriter(reader: reader)
         let editor = MigrationEditor(rewriter: rewriter)
         let coder = theCoder
+        var steps: [Migration] = [], stepsOf = -1        // the chain of the job before
         for job in todo {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             editor.begin(record: r)
             var failure: (UInt32, RestorationFailure)? = nil
-            for (k, step) in chains[job.chain].enumerated() {
+            if job.chain != stepsOf { steps = chains[job.chain]; stepsOf = job.chain }
+            for k in steps.indices {
+                let step = steps[k]
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
                 editor.path.removeAll(keepingCapacity: true)
