@@ -81,7 +81,7 @@ public struct RecordEdit {
     public mutating func reset() {
         levels[0].removeAll(keepingCapacity: true)
         levelCount = 1
-        values.removeAll(keepingCapacity: true)
+        if !values.isEmpty { values.removeAll(keepingCapacity: true) }
     }
 
     /// A new empty level; returns its index.
@@ -255,6 +255,15 @@ public final class ArchiveRewriter {
     public func replace(record r: Int, with edit: RecordEdit, version: UInt32) throws(WriteFailure) {
         guard r >= 0 && r < reader.recordCount, patches.last.map({ $0.record < r }) ?? true else {
             throw .state("record \(r) is replaced out of order")
+        }
+        if patches.isEmpty {
+            // Room for every record from here on edited and an eighth larger,
+            // so that the buffer is not copied as it grows (pages never
+            // written are never touched), and for their entries.
+            let rest = reader.byteCount - Int(reader._records[r].fieldsStart)
+            patchBytes.reserve(rest + rest / 8 + 256)
+            patches.reserveCapacity(reader.recordCount - r)
+            patchRefs.reserveCapacity(reader.recordCount - r)
         }
         let start = patchBytes.count
         do {
