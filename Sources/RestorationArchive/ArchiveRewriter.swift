@@ -128,7 +128,10 @@ public final class ArchiveRewriter {
         self.reader = reader
     }
 
-    deinit { patchBytes.release() }
+    deinit {
+        patchBytes.release()
+        batch.deallocate()
+    }
 
     /// True when no record was replaced (the archive would be the same).
     public var isEmpty: Bool { patches.isEmpty }
@@ -188,24 +191,41 @@ public final class ArchiveRewriter {
     // MARK: - Fields
 
     /// Appends the fields of a range of the archive (a record's own, or a
-    /// nested record's) to `out`.
-    func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
-        guard reader._valid(range) else { return }
+    /// nested record's) to `out`; returns how many can hold references
+    /// (object, object array, nested record).
+    @discardableResult
+    func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) -> Int {
+        guard reader._valid(range) else { return 0 }
+        // Parsed into a small buffer and appended a batch at a time: one
+        // append per batch instead of one (with its uniqueness check) per
+        // field. EditedField is a plain value (no references), so the
+        // buffer's elements need no deinitialization.
+        let b = batch
+        var n = 0, references = 0
         var pos = range.start
         while pos < range.end, let f = reader._field(at: pos, limit: range.end) {
-            out.append(EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
-                                   payload: f.payload, start: pos, end: f.end))
+            (b + n).initialize(to: EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                               payload: f.payload, start: pos, end: f.end))
+            if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
+            n &+= 1
+            if n == ArchiveRewriter.batchSize {
+                out.append(contentsOf: UnsafeBufferPointer(start: b, count: n))
+                n = 0
+            }
             pos = f.end
         }
+        if n > 0 { out.append(contentsOf: UnsafeBufferPointer(start: b, count: n)) }
+        return references
     }
+
+    /// Fields parsed by `appendFields` before they are appended.
+    private static let batchSize = 32
+    private let batch = UnsafeMutablePointer<EditedField>.allocate(capacity: ArchiveRewriter.batchSize)
 
     /// Starts editing record r: `edit` holds its fields as they stand.
     public func begin(record r: Int, _ edit: inout RecordEdit) {
         edit.reset()
-        appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
-        var n = 0
-        for f in edit.levels[0] where EditedField.mayHoldReferences(f.rawTag) { n += 1 }
-        edit.referenceFields = n
+        edit.referenceFields = appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
     }
 
     /// A value as the archive document would hold it (for reads during an edit).
@@ -266,8 +286,9 @@ public final class ArchiveRewriter {
             patchRefs.reserveCapacity(reader.recordCount - r)
         }
         let start = patchBytes.count
+        var kept = KeptReferences()
         do {
-            try append(level: 0, edit, to: &patchBytes)
+            try append(level: 0, edit, to: &patchBytes, kept: &kept)
         } catch {
             patchBytes.truncate(to: start)
             throw error
@@ -277,7 +298,7 @@ public final class ArchiveRewriter {
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
-        if reader.references(ofRecord: r).isEmpty || keepsReferences(edit) {
+        if reader.references(ofRecord: r).isEmpty || (!kept.broken && kept.count == edit.referenceFields) {
             patchRefs.append(nil)                 // a migration cannot add references
         } else {
             let start = patchRefBuffer.count
@@ -286,30 +307,31 @@ public final class ArchiveRewriter {
         }
     }
 
-    /// True when the edit kept every field of the original record that can
+    /// Whether an edit kept every field of the original record that can
     /// hold references (object, object array, nested record), untouched and
-    /// in their order: its references are the original's.
-    private func keepsReferences(_ edit: RecordEdit) -> Bool {
-        edit.levels[0].withUnsafeBufferPointer { fields in
-            var kept = 0, last = -1
-            for f in fields {
-                if f.source == .level { return false }        // an entered record: count them
-                guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { continue }
-                if f.start <= last { return false }
-                last = f.start
-                kept += 1
-            }
-            return kept == edit.referenceFields
+    /// in their order — then its references are the original's. Noted by
+    /// `append` as it writes the record's own level.
+    struct KeptReferences {
+        var count = 0, last = -1
+        var broken = false
+
+        @inline(__always) mutating func note(_ f: EditedField) {
+            if f.source == .level { broken = true; return }        // an entered record: count them
+            guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { return }
+            if f.start <= last { broken = true }
+            last = f.start
+            count &+= 1
         }
     }
 
     /// Writes the fields of one level of the edit: runs of untouched archive
     /// fields as one copy each, every other field encoded from its source.
-    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink) throws(WriteFailure) {
+    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) {
         let base = reader.archiveBytes.baseAddress!
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
         try edit.levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
             for f in fields {
+                kept.note(f)
                 if f.source == .archive && f.key == f.originalKey {
                     if runStart >= 0 && runEnd == f.start { runEnd = f.end; continue }
                     if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
@@ -335,7 +357,8 @@ public final class ArchiveRewriter {
                 case .level:
                     var inner = ByteSink()
                     defer { inner.release() }
-                    try append(level: f.payload, edit, to: &inner)
+                    var ignored = KeptReferences()          // only the record's own level counts
+                    try append(level: f.payload, edit, to: &inner, kept: &ignored)
                     out.varint(UInt64(inner.count))
                     out.bytes(inner.written)
                 case .value:

@@ -1,4 +1,7 @@
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import RestorationArchive
 @testable import RestorationCore
 
@@ -44,6 +47,32 @@ final class MigrationEditorTests: XCTestCase {
         XCTAssertEqual(e.keys(), ["count", "name", "added"])
         XCTAssertEqual(try withKey("count") { try e.int($0) }, 9)
         XCTAssertEqual(try withKey("added") { String(decoding: try e.text($0), as: UTF8.self) }, "new")
+    }
+
+    /// Keys are looked up by their address (KeyCache): a C buffer reused for
+    /// another key, or a shorter key at the same address, is never taken
+    /// for the key cached there.
+    func testAReusedKeyBufferIsNotMistakenForTheCachedOne() throws {
+        let e = try editor()
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 16)
+        defer { buffer.deallocate() }
+        func put(_ s: String) { _ = s.withCString { strcpy(buffer, $0) } }
+        put("count")
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3)
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3, "a hit")
+        put("title")
+        XCTAssertEqual(e.valueType(KeyBytes(cString: buffer)), .some(.string))
+        put("cou")
+        XCTAssertFalse(e.contains(KeyBytes(cString: buffer)))
+        put("counts")
+        XCTAssertFalse(e.contains(KeyBytes(cString: buffer)))
+        XCTAssertEqual(try e.int(KeyBytes(UnsafeRawBufferPointer(start: buffer, count: 5))), 3, "a key with its length")
+        XCTAssertFalse(e.contains(KeyBytes(UnsafeRawBufferPointer(start: buffer, count: 4))))
+        put("added")
+        try e.writeScalar(KeyBytes(cString: buffer), .int, bits: 5)     // a new key, then found by address
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 5)
+        put("count")
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3)
     }
 
     func testNestedRecordsAreEnteredAndLeft() throws {
