@@ -58,7 +58,7 @@ final class MigrationEditor {
     func begin(record r: Int) {
         record = r
         rewriter.begin(record: r, &edit)
-        path.removeAll(keepingCapacity: true)
+        if !path.isEmpty { path.removeAll(keepingCapacity: true) }
     }
 
     /// "record 12", for error messages (no reader is open while migrations run).

@@ -161,7 +161,7 @@ extension Engine {
                 let step = steps[k]
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
-                editor.path.removeAll(keepingCapacity: true)
+                if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
                 coder.beginMigrating(record: r, editor: editor)
                 watchEnter(r)
                 let f = step(coder, from)
