@@ -72,8 +72,12 @@ public struct RecordEdit {
     public var levelCount = 1
     public var values: [ArchiveValue] = []
     /// Fields of the record's own level, as `begin` found them, that can
-    /// hold references (object, object array, nested record).
+    /// hold references (object, object array, nested record); for an edit
+    /// begun lazily, those parsed so far.
     public var referenceFields = 0
+    /// The record's own fields not parsed yet (`ArchiveRewriter.beginLazily`);
+    /// empty after `begin`.
+    public var unparsed = UnparsedFields()
 
     public init() {}
 
@@ -82,6 +86,7 @@ public struct RecordEdit {
         levels[0].removeAll(keepingCapacity: true)
         levelCount = 1
         if !values.isEmpty { values.removeAll(keepingCapacity: true) }
+        unparsed = UnparsedFields()
     }
 
     /// A new empty level; returns its index.
@@ -90,6 +95,19 @@ public struct RecordEdit {
         levelCount += 1
         return levelCount - 1
     }
+}
+
+/// The tail of a record's own fields that an edit begun lazily has not
+/// parsed: the archive's bytes `start..<end`, whole fields, untouched; they
+/// stand in the record's level before index `at` (fields parsed before them,
+/// fields the edit added after). Written back as one copy of those bytes.
+public struct UnparsedFields: Equatable {
+    public var start = 0, end = 0
+    public var at = 0
+    @inlinable public init() {}
+    @inlinable public var isEmpty: Bool { start >= end }
+    /// At least as many as the fields it holds (each takes a byte or more).
+    @inlinable public var fieldBound: Int { end - start }
 }
 
 public final class ArchiveRewriter {
@@ -228,6 +246,46 @@ public final class ArchiveRewriter {
         edit.referenceFields = appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
     }
 
+    /// Starts editing record r without parsing its fields: they are parsed
+    /// as far as a lookup needs (`parseUnparsed`), and those never looked
+    /// at are written back as one copy. Its users look keys up through
+    /// `parseUnparsed` before scanning level 0 (the migration editor).
+    public func beginLazily(record r: Int, _ edit: inout RecordEdit) {
+        edit.reset()
+        edit.referenceFields = 0
+        let range = reader.fields(ofRecord: r)
+        guard reader._valid(range) else { return }
+        edit.unparsed.start = range.start
+        edit.unparsed.end = range.end
+        edit.unparsed.at = 0
+    }
+
+    /// Parses the edit's unparsed fields into level 0 (at their place)
+    /// until one with key `key` is found — its index is returned — or, with
+    /// nil, all of them.
+    @discardableResult
+    public func parseUnparsed(_ edit: inout RecordEdit, until key: UInt32?) -> Int? {
+        var u = edit.unparsed
+        var found: Int? = nil
+        var references = 0
+        // Fields go in at their place: appended while no field was added
+        // after them (the usual case), else inserted one by one.
+        let appending = u.at == edit.levels[0].count
+        while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
+            let field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                    payload: f.payload, start: u.start, end: f.end)
+            if appending { edit.levels[0].append(field) } else { edit.levels[0].insert(field, at: u.at) }
+            if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
+            u.start = f.end
+            u.at &+= 1
+            if let key, f.key == key { found = u.at &- 1; break }
+        }
+        if found == nil { u.start = u.end }        // all parsed (a validated record has whole fields)
+        edit.referenceFields &+= references
+        edit.unparsed = u
+        return found
+    }
+
     /// A value as the archive document would hold it (for reads during an edit).
     public func value(_ f: EditedField, _ edit: RecordEdit) -> ArchiveValue {
         switch f.source {
@@ -273,6 +331,14 @@ public final class ArchiveRewriter {
     /// - Throws: `.state` for a record out of order or a value an edit
     ///   cannot write; `.limit` when the record's fields exceed maxArchiveBytes.
     public func replace(record r: Int, with edit: RecordEdit, version: UInt32) throws(WriteFailure) {
+        var edit = edit
+        try replace(record: r, editing: &edit, version: version)
+    }
+
+    /// `replace(record:with:version:)` reading the edit where it is (the
+    /// migration editor's, a class property: passed by value it is copied,
+    /// its arrays retained and released, for every record).
+    public func replace(record r: Int, editing edit: inout RecordEdit, version: UInt32) throws(WriteFailure) {
         guard r >= 0 && r < reader.recordCount, patches.last.map({ $0.record < r }) ?? true else {
             throw .state("record \(r) is replaced out of order")
         }
@@ -329,8 +395,19 @@ public final class ArchiveRewriter {
     private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) {
         let base = reader.archiveBytes.baseAddress!
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
+        // The fields never parsed (level 0 of a lazy edit): one run of
+        // untouched archive bytes at their place. Their references are
+        // untouched and come after every parsed field's, so `kept` needs
+        // no note of them.
+        let tail = level == 0 ? edit.unparsed : UnparsedFields()
+        @inline(__always) func tailRun() {
+            if runStart >= 0 && runEnd == tail.start { runEnd = tail.end; return }
+            if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+            runStart = tail.start; runEnd = tail.end
+        }
         try edit.levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
-            for f in fields {
+            for (i, f) in fields.enumerated() {
+                if _slowPath(i == tail.at && !tail.isEmpty) { tailRun() }
                 kept.note(f)
                 if f.source == .archive && f.key == f.originalKey {
                     if runStart >= 0 && runEnd == f.start { runEnd = f.end; continue }
@@ -372,6 +449,7 @@ public final class ArchiveRewriter {
                     }
                 }
             }
+            if fields.count <= tail.at && !tail.isEmpty { tailRun() }
         }
         if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
     }
@@ -643,13 +721,20 @@ public final class ArchiveRewriter {
     /// The object references of an edited record, in the validator's order
     /// (field order, nested records included, array elements in order).
     private func references(level: Int, _ edit: RecordEdit, into out: inout [Int32]) {
-        for f in edit.levels[level] {
+        let tail = level == 0 ? edit.unparsed : UnparsedFields()
+        for (i, f) in edit.levels[level].enumerated() {
+            if i == tail.at && !tail.isEmpty { tailReferences(tail, into: &out) }
             switch f.source {
             case .archive: archiveReferences(f.archiveField, into: &out)
             case .level: references(level: f.payload, edit, into: &out)
             case .value, .scalar: break
             }
         }
+        if edit.levels[level].count <= tail.at && !tail.isEmpty { tailReferences(tail, into: &out) }
+    }
+
+    private func tailReferences(_ tail: UnparsedFields, into out: inout [Int32]) {
+        reader.forEachField(in: ArchiveReader.FieldRange(start: tail.start, end: tail.end)) { archiveReferences($0, into: &out) }
     }
 
     private func archiveReferences(_ f: ArchiveReader.Field, into out: inout [Int32]) {

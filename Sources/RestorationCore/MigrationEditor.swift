@@ -54,10 +54,11 @@ final class MigrationEditor {
         borrowed.removeAll()
     }
 
-    /// Starts on record r: its fields as they stand.
+    /// Starts on record r: its fields as they stand, parsed only as far as
+    /// the step looks (`find`); the rest is written back as it is.
     func begin(record r: Int) {
         record = r
-        rewriter.begin(record: r, &edit)
+        rewriter.beginLazily(record: r, &edit)
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
     }
 
@@ -92,10 +93,27 @@ final class MigrationEditor {
     }
 
     func find(_ k: UInt32) -> Int? {
-        edit.levels[level].withUnsafeBufferPointer { fields in
+        let level = self.level
+        let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
             return nil
         }
+        if i != nil || level != 0 || edit.unparsed.isEmpty { return i }
+        // The record's fields not parsed yet hold keys of the archive's own
+        // table only (a key an edit added is in none of them), each once.
+        if Int(k) >= reader.keyCount { return nil }
+        return rewriter.parseUnparsed(&edit, until: k)
+    }
+
+    /// Parses the record's fields not parsed yet (for what needs them all).
+    func parseAll() {
+        if !edit.unparsed.isEmpty { rewriter.parseUnparsed(&edit, until: nil) }
+    }
+
+    /// Makes the record's value count exact where a limit could be reached:
+    /// the fields not parsed yet count at most one per byte.
+    func settleCount() {
+        if !edit.unparsed.isEmpty && edit.levels[0].count + edit.unparsed.fieldBound >= ArchiveLimits.maxValuesPerRecord { parseAll() }
     }
 
     func borrow(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
@@ -131,6 +149,7 @@ final class MigrationEditor {
         if let i = find(k) {
             edit.levels[level][i] = field
         } else {
+            if level == 0 { settleCount() }
             guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
                 throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
             }
@@ -212,7 +231,9 @@ final class MigrationEditor {
         guard let i = find(key) else {
             throw RestorationFailure(.notFound, "\(location) has no key '\(key.string)' to remove")
         }
+        let level = self.level
         edit.levels[level].remove(at: i)
+        if level == 0 && i < edit.unparsed.at { edit.unparsed.at -= 1 }
     }
 
     /// Renames `from` to `to`, keeping the value and its place.
@@ -235,7 +256,8 @@ final class MigrationEditor {
 
     /// The keys of the current level, in order.
     func keys() -> [String] {
-        edit.levels[level].map { rewriter.keyName($0.key) }
+        if level == 0 { parseAll() }
+        return edit.levels[level].map { rewriter.keyName($0.key) }
     }
 
     @usableFromInline @inline(never)

@@ -173,12 +173,13 @@ extension Engine {
                     break
                 }
             }
-            if failure == nil, let problem = MigrationLimits.check(editor.edit) {
+            if failure == nil { editor.settleCount() }
+            if failure == nil, let problem = MigrationLimits.check(&editor.edit) {
                 failure = (job.to - 1, RestorationFailure(.limit, problem))
             }
             if failure == nil {
                 do {
-                    try rewriter.replace(record: r, with: editor.edit, version: job.to)
+                    try rewriter.replace(record: r, editing: &editor.edit, version: job.to)
                 } catch {
                     let status: Status = if case .limit = error { .limit } else { .state }
                     failure = (job.to - 1, RestorationFailure(status, "the migrated record cannot be written: \(error.message)"))
@@ -219,7 +220,8 @@ extension Engine {
 /// own limits are checked when it is rebuilt; nesting is bounded when a
 /// record is entered).
 enum MigrationLimits {
-    static func check(_ edit: RecordEdit) -> String? {
+    /// (`inout` only so that the editor's edit is read where it is, not copied.)
+    static func check(_ edit: inout RecordEdit) -> String? {
         for l in 0..<edit.levelCount where edit.levels[l].count > ArchiveLimits.maxValuesPerRecord {
             return "the migrated record holds \(edit.levels[l].count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
         }
