@@ -346,7 +346,7 @@ public final class ArchiveRewriter {
             // Room for every record from here on edited and an eighth larger,
             // so that the buffer is not copied as it grows (pages never
             // written are never touched), and for their entries.
-            let rest = reader.byteCount - Int(reader._records[r].fieldsStart)
+            let rest = reader.byteCount - reader.fields(ofRecord: r).start
             patchBytes.reserve(rest + rest / 8 + 256)
             patches.reserveCapacity(reader.recordCount - r)
             patchRefs.reserveCapacity(reader.recordCount - r)
@@ -673,36 +673,47 @@ public final class ArchiveRewriter {
 
         // References: the original's for every record, the edited ones'
         // collected by `replace`.
-        var total = 0
-        var next = 0
-        for r in 0..<n {
-            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
-                total += range.count
-                next += 1
-            } else {
-                if next < patches.count && patches[next].record == r { next += 1 }
-                total += Int(reader._refStart[r + 1] - reader._refStart[r])
-            }
-        }
         let refStart = UnsafeMutablePointer<Int32>.allocate(capacity: n + 1)
         st.refStart = refStart
-        let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
-        st.refs = refs
         var forward = false
-        var k = 0
-        next = 0
-        for r in 0..<n {
-            refStart[r] = Int32(k)
-            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
-                for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
-                next += 1
-            } else {
-                if next < patches.count && patches[next].record == r { next += 1 }
-                for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
+        if !patchRefs.contains(where: { $0 != nil }) {
+            // Every edited record kept its references: the original's
+            // tables as they are (record indexes did not change).
+            let total = Int(reader._refStart[n])
+            let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
+            st.refs = refs
+            refStart.update(from: reader._refStart, count: n + 1)
+            refs.update(from: reader._refs, count: total)
+            forward = reader.hasForwardReferences
+        } else {
+            var total = 0
+            var next = 0
+            for r in 0..<n {
+                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                    total += range.count
+                    next += 1
+                } else {
+                    if next < patches.count && patches[next].record == r { next += 1 }
+                    total += Int(reader._refStart[r + 1] - reader._refStart[r])
+                }
             }
-            for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
+            let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
+            st.refs = refs
+            var k = 0
+            next = 0
+            for r in 0..<n {
+                refStart[r] = Int32(k)
+                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                    for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
+                    next += 1
+                } else {
+                    if next < patches.count && patches[next].record == r { next += 1 }
+                    for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
+                }
+                for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
+            }
+            refStart[n] = Int32(k)
         }
-        refStart[n] = Int32(k)
 
         let rebuilt = ArchiveReader(storage: st, info: reader.info, forward: forward,
                                     masks: (layout.bytes.count, kc, nc))
