@@ -87,7 +87,7 @@ extension Engine {
         var currentOf: [UInt32: UInt32?] = [:]
         // Per (class, stored version): the chain of steps, an index of `chains`.
         var chainOf: [UInt64: Int] = [:]
-        var chains: [[Migration]] = []
+        var chains: [[MigrationStep]] = []
         var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
         // The class and stored version of the record before, with what the
         // dictionaries said for them: consecutive records mostly share both.
@@ -122,12 +122,12 @@ extension Engine {
             }
             var chain = chainOf[chainKey]
             if chain == nil {
-                var steps: [Migration] = []
+                var steps: [MigrationStep] = []
                 var v = stored
                 let table = migrations[name(ci)] ?? [:]
                 while v < current {
                     guard let step = table[v] else { break }
-                    steps.append(step)
+                    steps.append(MigrationStep(step))
                     v += 1
                 }
                 chain = v < current ? -1 - Int(v) : chains.count      // -1 - v: no step from version v
@@ -150,7 +150,7 @@ extension Engine {
         let rewriter = ArchiveRewriter(reader: reader)
         let editor = MigrationEditor(rewriter: rewriter)
         let coder = theCoder
-        var steps: [Migration] = [], stepsOf = -1        // the chain of the job before
+        var steps: [MigrationStep] = [], stepsOf = -1    // the chain of the job before
         for job in todo {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
@@ -158,7 +158,7 @@ extension Engine {
             var failure: (UInt32, RestorationFailure)? = nil
             if job.chain != stepsOf { steps = chains[job.chain]; stepsOf = job.chain }
             for k in steps.indices {
-                let step = steps[k]
+                let step = steps[k].run
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
                 if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
@@ -214,6 +214,16 @@ extension Engine {
             }
         }
     }
+}
+
+/// One step of a chain, boxed: a closure kept in a class's property of its
+/// own function type is called directly, while one kept in an array of
+/// closures is wrapped in a reabstraction thunk each time it is stored
+/// (the chain's steps come from the engine's dictionary and went through
+/// two arrays: seven thunks per call).
+final class MigrationStep {
+    let run: Migration
+    init(_ run: @escaping Migration) { self.run = run }
 }
 
 /// The per-record limits a migration's result must satisfy (the archive's
