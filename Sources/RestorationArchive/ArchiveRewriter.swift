@@ -4,6 +4,11 @@
 // A migration edits one record: its fields are a list of `EditedField`s
 // whose values are still the archive's bytes (`.archive`) until a step
 // replaces them, so a record costs one small array, not a decoded tree.
+// The migration editor begins a record lazily (`beginLazily`): its fields
+// are parsed only as far as a step looks up a key, and the ones never
+// parsed are written back as one copy of their bytes (`UnparsedFields`).
+// An edited record is written through a `ByteSink`, runs of untouched
+// fields as one copy each.
 // Keys keep their indexes; a key the archive does not have yet is appended
 // to the key table, so every untouched field stays valid as it is. `encode`
 // writes the new archive into one buffer: the header (flag 1 set, flag 2
