@@ -151,6 +151,10 @@ extension Engine {
         let editor = MigrationEditor(rewriter: rewriter)
         let coder = theCoder
         var steps: [MigrationStep] = [], stepsOf = -1    // the chain of the job before
+        // The crash-loop guard's watch (`watchEnter`/`watchLeave`), read once
+        // and entered out of line: inlined, the record field's digits were
+        // computed for every record even with no guard (a restore from a buffer).
+        let watch = markerWatch
         for job in todo {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
@@ -163,9 +167,9 @@ extension Engine {
                 editor.fromVersion = from
                 if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
                 coder.beginMigrating(record: r, editor: editor)
-                watchEnter(r)
+                if let watch { MigrationWatch.enter(watch, r) }
                 let f = step(coder, from)
-                watchLeave()
+                if let watch { watch.leave() }
                 let reported = coder.takeCallbackFailure()
                 coder.endMigrating()
                 if let f = reported ?? f {
@@ -214,6 +218,10 @@ extension Engine {
             }
         }
     }
+}
+
+enum MigrationWatch {
+    @inline(never) static func enter(_ watch: MarkerWatch, _ r: Int) { watch.enter(r) }
 }
 
 /// One step of a chain, boxed: a closure kept in a class's property of its
