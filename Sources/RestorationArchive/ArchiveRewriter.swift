@@ -147,8 +147,13 @@ public final class ArchiveRewriter {
     #endif
     private var patchRefBuffer: [Int32] = []
 
+    /// The original archive's bytes (the reader's, which it keeps while it
+    /// lives), read without going through the reader for every record.
+    private let archiveBase: UnsafeRawPointer
+
     public init(reader: ArchiveReader) {
         self.reader = reader
+        archiveBase = reader.archiveBytes.baseAddress!
     }
 
     deinit {
@@ -398,7 +403,7 @@ public final class ArchiveRewriter {
     /// Writes the fields of one level of the edit: runs of untouched archive
     /// fields as one copy each, every other field encoded from its source.
     private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) {
-        let base = reader.archiveBytes.baseAddress!
+        let base = archiveBase
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
         // The fields never parsed (level 0 of a lazy edit): one run of
         // untouched archive bytes at their place. Their references are

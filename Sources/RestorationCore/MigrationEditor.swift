@@ -35,12 +35,20 @@ final class MigrationEditor {
     private(set) var record = 0
     // The editor lives inside `Engine.migrate`, which holds the rewriter.
     unowned(unsafe) let rewriter: ArchiveRewriter
+    /// The same two for the calls made for every record (begin, find, int),
+    /// which otherwise retain and release them around each call; both
+    /// outlive the editor (`Engine.migrate` holds the rewriter, the
+    /// rewriter its reader).
+    private let rewriterRef: Unmanaged<ArchiveRewriter>
+    private let readerRef: Unmanaged<ArchiveReader>
     /// The rewriter's reader (the archive being migrated), held by the rewriter.
     unowned(unsafe) let reader: ArchiveReader
 
     init(rewriter: ArchiveRewriter) {
         self.rewriter = rewriter
         self.reader = rewriter.reader
+        rewriterRef = Unmanaged.passUnretained(rewriter)
+        readerRef = Unmanaged.passUnretained(rewriter.reader)
     }
 
     deinit {
@@ -58,7 +66,7 @@ final class MigrationEditor {
     /// the step looks (`find`); the rest is written back as it is.
     func begin(record r: Int) {
         record = r
-        rewriter.beginLazily(record: r, &edit)
+        rewriterRef._withUnsafeGuaranteedRef { $0.beginLazily(record: r, &edit) }
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
     }
 
@@ -102,7 +110,7 @@ final class MigrationEditor {
         // The record's fields not parsed yet hold keys of the archive's own
         // table only (a key an edit added is in none of them), each once.
         if Int(k) >= reader.keyCount { return nil }
-        return rewriter.parseUnparsed(&edit, until: k)
+        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
     }
 
     /// Parses the record's fields not parsed yet (for what needs them all).
@@ -286,7 +294,7 @@ final class MigrationEditor {
     func int(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
         let f = try field(key, .int)
         switch f.source {       // the usual two without passing the edit (no reference counting)
-        case .archive: return reader.int(f.archiveField)
+        case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
         case .scalar: return Int64(f.payload)
         case .value, .level: return rewriter.int(f, edit)
         }
