@@ -4,6 +4,11 @@
 // A migration edits one record: its fields are a list of `EditedField`s
 // whose values are still the archive's bytes (`.archive`) until a step
 // replaces them, so a record costs one small array, not a decoded tree.
+// The migration editor begins a record lazily (`beginLazily`): its fields
+// are parsed only as far as a step looks up a key, and the ones never
+// parsed are written back as one copy of their bytes (`UnparsedFields`).
+// An edited record is written through a `ByteSink`, runs of untouched
+// fields as one copy each.
 // Keys keep their indexes; a key the archive does not have yet is appended
 // to the key table, so every untouched field stays valid as it is. `encode`
 // writes the new archive into one buffer: the header (flag 1 set, flag 2
@@ -72,8 +77,12 @@ public struct RecordEdit {
     public var levelCount = 1
     public var values: [ArchiveValue] = []
     /// Fields of the record's own level, as `begin` found them, that can
-    /// hold references (object, object array, nested record).
+    /// hold references (object, object array, nested record); for an edit
+    /// begun lazily, those parsed so far.
     public var referenceFields = 0
+    /// The record's own fields not parsed yet (`ArchiveRewriter.beginLazily`);
+    /// empty after `begin`.
+    public var unparsed = UnparsedFields()
 
     public init() {}
 
@@ -81,7 +90,8 @@ public struct RecordEdit {
     public mutating func reset() {
         levels[0].removeAll(keepingCapacity: true)
         levelCount = 1
-        values.removeAll(keepingCapacity: true)
+        if !values.isEmpty { values.removeAll(keepingCapacity: true) }
+        unparsed = UnparsedFields()
     }
 
     /// A new empty level; returns its index.
@@ -90,6 +100,19 @@ public struct RecordEdit {
         levelCount += 1
         return levelCount - 1
     }
+}
+
+/// The tail of a record's own fields that an edit begun lazily has not
+/// parsed: the archive's bytes `start..<end`, whole fields, untouched; they
+/// stand in the record's level before index `at` (fields parsed before them,
+/// fields the edit added after). Written back as one copy of those bytes.
+public struct UnparsedFields: Equatable {
+    public var start = 0, end = 0
+    public var at = 0
+    @inlinable public init() {}
+    @inlinable public var isEmpty: Bool { start >= end }
+    /// At least as many as the fields it holds (each takes a byte or more).
+    @inlinable public var fieldBound: Int { end - start }
 }
 
 public final class ArchiveRewriter {
@@ -107,7 +130,7 @@ public final class ArchiveRewriter {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var patchBytes: [UInt8] = []
+    private var patchBytes = ByteSink()
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -124,8 +147,18 @@ public final class ArchiveRewriter {
     #endif
     private var patchRefBuffer: [Int32] = []
 
+    /// The original archive's bytes (the reader's, which it keeps while it
+    /// lives), read without going through the reader for every record.
+    private let archiveBase: UnsafeRawPointer
+
     public init(reader: ArchiveReader) {
         self.reader = reader
+        archiveBase = reader.archiveBytes.baseAddress!
+    }
+
+    deinit {
+        patchBytes.release()
+        batch.deallocate()
     }
 
     /// True when no record was replaced (the archive would be the same).
@@ -186,24 +219,81 @@ public final class ArchiveRewriter {
     // MARK: - Fields
 
     /// Appends the fields of a range of the archive (a record's own, or a
-    /// nested record's) to `out`.
-    func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) {
-        guard reader._valid(range) else { return }
+    /// nested record's) to `out`; returns how many can hold references
+    /// (object, object array, nested record).
+    @discardableResult
+    func appendFields(in range: ArchiveReader.FieldRange, to out: inout [EditedField]) -> Int {
+        guard reader._valid(range) else { return 0 }
+        // Parsed into a small buffer and appended a batch at a time: one
+        // append per batch instead of one (with its uniqueness check) per
+        // field. EditedField is a plain value (no references), so the
+        // buffer's elements need no deinitialization.
+        let b = batch
+        var n = 0, references = 0
         var pos = range.start
         while pos < range.end, let f = reader._field(at: pos, limit: range.end) {
-            out.append(EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
-                                   payload: f.payload, start: pos, end: f.end))
+            (b + n).initialize(to: EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                               payload: f.payload, start: pos, end: f.end))
+            if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
+            n &+= 1
+            if n == ArchiveRewriter.batchSize {
+                out.append(contentsOf: UnsafeBufferPointer(start: b, count: n))
+                n = 0
+            }
             pos = f.end
         }
+        if n > 0 { out.append(contentsOf: UnsafeBufferPointer(start: b, count: n)) }
+        return references
     }
+
+    /// Fields parsed by `appendFields` before they are appended.
+    private static let batchSize = 32
+    private let batch = UnsafeMutablePointer<EditedField>.allocate(capacity: ArchiveRewriter.batchSize)
 
     /// Starts editing record r: `edit` holds its fields as they stand.
     public func begin(record r: Int, _ edit: inout RecordEdit) {
         edit.reset()
-        appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
-        var n = 0
-        for f in edit.levels[0] where EditedField.mayHoldReferences(f.rawTag) { n += 1 }
-        edit.referenceFields = n
+        edit.referenceFields = appendFields(in: reader.fields(ofRecord: r), to: &edit.levels[0])
+    }
+
+    /// Starts editing record r without parsing its fields: they are parsed
+    /// as far as a lookup needs (`parseUnparsed`), and those never looked
+    /// at are written back as one copy. Its users look keys up through
+    /// `parseUnparsed` before scanning level 0 (the migration editor).
+    public func beginLazily(record r: Int, _ edit: inout RecordEdit) {
+        edit.reset()
+        edit.referenceFields = 0
+        let range = reader.fields(ofRecord: r)
+        guard reader._valid(range) else { return }
+        edit.unparsed.start = range.start
+        edit.unparsed.end = range.end
+        edit.unparsed.at = 0
+    }
+
+    /// Parses the edit's unparsed fields into level 0 (at their place)
+    /// until one with key `key` is found — its index is returned — or, with
+    /// nil, all of them.
+    @discardableResult
+    public func parseUnparsed(_ edit: inout RecordEdit, until key: UInt32?) -> Int? {
+        var u = edit.unparsed
+        var found: Int? = nil
+        var references = 0
+        // Fields go in at their place: appended while no field was added
+        // after them (the usual case), else inserted one by one.
+        let appending = u.at == edit.levels[0].count
+        while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
+            let field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                    payload: f.payload, start: u.start, end: f.end)
+            if appending { edit.levels[0].append(field) } else { edit.levels[0].insert(field, at: u.at) }
+            if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
+            u.start = f.end
+            u.at &+= 1
+            if let key, f.key == key { found = u.at &- 1; break }
+        }
+        if found == nil { u.start = u.end }        // all parsed (a validated record has whole fields)
+        edit.referenceFields &+= references
+        edit.unparsed = u
+        return found
     }
 
     /// A value as the archive document would hold it (for reads during an edit).
@@ -251,22 +341,40 @@ public final class ArchiveRewriter {
     /// - Throws: `.state` for a record out of order or a value an edit
     ///   cannot write; `.limit` when the record's fields exceed maxArchiveBytes.
     public func replace(record r: Int, with edit: RecordEdit, version: UInt32) throws(WriteFailure) {
+        var edit = edit
+        try replace(record: r, editing: &edit, version: version)
+    }
+
+    /// `replace(record:with:version:)` reading the edit where it is (the
+    /// migration editor's, a class property: passed by value it is copied,
+    /// its arrays retained and released, for every record).
+    public func replace(record r: Int, editing edit: inout RecordEdit, version: UInt32) throws(WriteFailure) {
         guard r >= 0 && r < reader.recordCount, patches.last.map({ $0.record < r }) ?? true else {
             throw .state("record \(r) is replaced out of order")
         }
+        if patches.isEmpty {
+            // Room for every record from here on edited and an eighth larger,
+            // so that the buffer is not copied as it grows (pages never
+            // written are never touched), and for their entries.
+            let rest = reader.byteCount - reader.fields(ofRecord: r).start
+            patchBytes.reserve(rest + rest / 8 + 256)
+            patches.reserveCapacity(reader.recordCount - r)
+            patchRefs.reserveCapacity(reader.recordCount - r)
+        }
         let start = patchBytes.count
+        var kept = KeptReferences()
         do {
-            try append(level: 0, edit, to: &patchBytes)
+            try append(level: 0, edit, to: &patchBytes, kept: &kept)
         } catch {
-            patchBytes.removeSubrange(start...)
+            patchBytes.truncate(to: start)
             throw error
         }
         guard patchBytes.count - start <= ArchiveLimits.maxArchiveBytes else {
-            patchBytes.removeSubrange(start...)
+            patchBytes.truncate(to: start)
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
-        if reader.references(ofRecord: r).isEmpty || keepsReferences(edit) {
+        if reader.references(ofRecord: r).isEmpty || (!kept.broken && kept.count == edit.referenceFields) {
             patchRefs.append(nil)                 // a migration cannot add references
         } else {
             let start = patchRefBuffer.count
@@ -275,101 +383,122 @@ public final class ArchiveRewriter {
         }
     }
 
-    /// True when the edit kept every field of the original record that can
+    /// Whether an edit kept every field of the original record that can
     /// hold references (object, object array, nested record), untouched and
-    /// in their order: its references are the original's.
-    private func keepsReferences(_ edit: RecordEdit) -> Bool {
-        var kept = 0, last = -1
-        for f in edit.levels[0] {
-            if f.source == .level { return false }        // an entered record: count them
-            guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { continue }
-            if f.start <= last { return false }
+    /// in their order — then its references are the original's. Noted by
+    /// `append` as it writes the record's own level.
+    struct KeptReferences {
+        var count = 0, last = -1
+        var broken = false
+
+        @inline(__always) mutating func note(_ f: EditedField) {
+            if f.source == .level { broken = true; return }        // an entered record: count them
+            guard f.source == .archive && EditedField.mayHoldReferences(f.rawTag) else { return }
+            if f.start <= last { broken = true }
             last = f.start
-            kept += 1
+            count &+= 1
         }
-        return kept == edit.referenceFields
     }
 
-    private func append(level: Int, _ edit: RecordEdit, to out: inout [UInt8]) throws(WriteFailure) {
-        let base = reader.archiveBytes.baseAddress!
+    /// Writes the fields of one level of the edit: runs of untouched archive
+    /// fields as one copy each, every other field encoded from its source.
+    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) {
+        let base = archiveBase
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
-        func flush() {
-            if runStart >= 0 { out.append(contentsOf: UnsafeRawBufferPointer(start: base + runStart, count: runEnd - runStart)) }
-            runStart = -1
+        // The fields never parsed (level 0 of a lazy edit): one run of
+        // untouched archive bytes at their place. Their references are
+        // untouched and come after every parsed field's, so `kept` needs
+        // no note of them.
+        let tail = level == 0 ? edit.unparsed : UnparsedFields()
+        @inline(__always) func tailRun() {
+            if runStart >= 0 && runEnd == tail.start { runEnd = tail.end; return }
+            if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+            runStart = tail.start; runEnd = tail.end
         }
-        for f in edit.levels[level] {
-            if f.source == .archive && f.key == f.originalKey {
-                if runStart >= 0 && runEnd == f.start { runEnd = f.end } else { flush(); runStart = f.start; runEnd = f.end }
-                continue
-            }
-            flush()
-            let tag = f.rawTag
-            if f.key < 15 {
-                out.append(UInt8(truncatingIfNeeded: f.key << 4) | tag)
-            } else {
-                out.append(0xF0 | tag)
-                appendVarint(&out, UInt64(f.key - 15))
-            }
-            switch f.source {
-            case .archive:
-                switch PayloadShape.of(rawTag: tag) {
-                case .none, .zigzag, .recordIndex, .fixed64: break
-                case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
-                    appendVarint(&out, UInt64(f.end - f.payload))
+        try edit.levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
+            for (i, f) in fields.enumerated() {
+                if _slowPath(i == tail.at && !tail.isEmpty) { tailRun() }
+                kept.note(f)
+                if f.source == .archive && f.key == f.originalKey {
+                    if runStart >= 0 && runEnd == f.start { runEnd = f.end; continue }
+                    if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+                    runStart = f.start; runEnd = f.end
+                    continue
                 }
-                out.append(contentsOf: UnsafeRawBufferPointer(start: base + f.payload, count: f.end - f.payload))
-            case .level:
-                var inner: [UInt8] = []
-                try append(level: f.payload, edit, to: &inner)
-                appendVarint(&out, UInt64(inner.count))
-                out.append(contentsOf: inner)
-            case .value:
-                try appendPayload(edit.values[f.payload], to: &out)
-            case .scalar:
-                switch tag {
-                case ValueTag.int.rawValue: appendVarint(&out, zigzag(Int64(f.payload)))
-                case ValueTag.double.rawValue:
-                    withUnsafeBytes(of: UInt64(UInt(bitPattern: f.payload)).littleEndian) { out.append(contentsOf: $0) }
-                default: break                  // a bool: the tag is the value
+                if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart); runStart = -1 }
+                let tag = f.rawTag
+                if f.key < 15 {
+                    out.byte(UInt8(truncatingIfNeeded: f.key << 4) | tag)
+                } else {
+                    out.byte(0xF0 | tag)
+                    out.varint(UInt64(f.key - 15))
+                }
+                switch f.source {
+                case .archive:
+                    switch PayloadShape.of(rawTag: tag) {
+                    case .none, .zigzag, .recordIndex, .fixed64: break
+                    case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
+                        out.varint(UInt64(f.end - f.payload))
+                    }
+                    out.bytes(base + f.payload, f.end - f.payload)
+                case .level:
+                    var inner = ByteSink()
+                    defer { inner.release() }
+                    var ignored = KeptReferences()          // only the record's own level counts
+                    try append(level: f.payload, edit, to: &inner, kept: &ignored)
+                    out.varint(UInt64(inner.count))
+                    out.bytes(inner.written)
+                case .value:
+                    try appendPayload(edit.values[f.payload], to: &out)
+                case .scalar:
+                    switch tag {
+                    case ValueTag.int.rawValue: out.varint(zigzag(Int64(f.payload)))
+                    case ValueTag.double.rawValue:
+                        withUnsafeBytes(of: UInt64(UInt(bitPattern: f.payload)).littleEndian) { out.bytes($0) }
+                    default: break                  // a bool: the tag is the value
+                    }
                 }
             }
+            if fields.count <= tail.at && !tail.isEmpty { tailRun() }
         }
-        flush()
+        if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
     }
 
-    private func appendPayload(_ v: ArchiveValue, to out: inout [UInt8]) throws(WriteFailure) {
+    private func appendPayload(_ v: ArchiveValue, to out: inout ByteSink) throws(WriteFailure) {
         switch v {
         case .bool: break
-        case .int(let x): appendVarint(&out, zigzag(x))
+        case .int(let x): out.varint(zigzag(x))
         case .double(let d):
-            withUnsafeBytes(of: d.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+            withUnsafeBytes(of: d.bitPattern.littleEndian) { out.bytes($0) }
         case .string(let s):
             var s = s
             s.withUTF8 { b in
-                appendVarint(&out, UInt64(b.count))
-                out.append(contentsOf: b)
+                out.varint(UInt64(b.count))
+                out.bytes(UnsafeRawBufferPointer(b))
             }
         case .bytes(let b), .osString(let b):
-            appendVarint(&out, UInt64(b.count))
-            out.append(contentsOf: b)
+            out.varint(UInt64(b.count))
+            b.withUnsafeBytes { out.bytes($0) }
         case .intArray(let a):
-            var inner: [UInt8] = []
-            appendVarint(&inner, UInt64(a.count))
-            for x in a { appendVarint(&inner, zigzag(x)) }
-            appendVarint(&out, UInt64(inner.count))
-            out.append(contentsOf: inner)
+            var inner = ByteSink()
+            defer { inner.release() }
+            inner.varint(UInt64(a.count))
+            for x in a { inner.varint(zigzag(x)) }
+            out.varint(UInt64(inner.count))
+            out.bytes(inner.written)
         case .stringArray(let a):
-            var inner: [UInt8] = []
-            appendVarint(&inner, UInt64(a.count))
+            var inner = ByteSink()
+            defer { inner.release() }
+            inner.varint(UInt64(a.count))
             for e in a {
                 var e = e
                 e.withUTF8 { b in
-                    appendVarint(&inner, UInt64(b.count))
-                    inner.append(contentsOf: b)
+                    inner.varint(UInt64(b.count))
+                    inner.bytes(UnsafeRawBufferPointer(b))
                 }
             }
-            appendVarint(&out, UInt64(inner.count))
-            out.append(contentsOf: inner)
+            out.varint(UInt64(inner.count))
+            out.bytes(inner.written)
         case .record, .object, .objectArray, .unknown:
             throw .state("an edit cannot write a value of tag \(v.rawTag) (records are entered, references and future types kept)")
         }
@@ -458,8 +587,8 @@ public final class ArchiveRewriter {
         layout.nameShift = o - namesStart
         put(base + namesStart, recordsStart - namesStart)
         var next = 0
-        patchBytes.withUnsafeBytes { pb in
-            let patchBase = pb.baseAddress
+        do {
+            let patchBase = UnsafeRawPointer(patchBytes.base)
             for r in 0..<n {
                 let parent = reader.parent(ofRecord: r)
                 putVar(UInt64(reader.identifier(ofRecord: r)))
@@ -558,36 +687,47 @@ public final class ArchiveRewriter {
 
         // References: the original's for every record, the edited ones'
         // collected by `replace`.
-        var total = 0
-        var next = 0
-        for r in 0..<n {
-            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
-                total += range.count
-                next += 1
-            } else {
-                if next < patches.count && patches[next].record == r { next += 1 }
-                total += Int(reader._refStart[r + 1] - reader._refStart[r])
-            }
-        }
         let refStart = UnsafeMutablePointer<Int32>.allocate(capacity: n + 1)
         st.refStart = refStart
-        let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
-        st.refs = refs
         var forward = false
-        var k = 0
-        next = 0
-        for r in 0..<n {
-            refStart[r] = Int32(k)
-            if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
-                for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
-                next += 1
-            } else {
-                if next < patches.count && patches[next].record == r { next += 1 }
-                for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
+        if !patchRefs.contains(where: { $0 != nil }) {
+            // Every edited record kept its references: the original's
+            // tables as they are (record indexes did not change).
+            let total = Int(reader._refStart[n])
+            let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
+            st.refs = refs
+            refStart.update(from: reader._refStart, count: n + 1)
+            refs.update(from: reader._refs, count: total)
+            forward = reader.hasForwardReferences
+        } else {
+            var total = 0
+            var next = 0
+            for r in 0..<n {
+                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                    total += range.count
+                    next += 1
+                } else {
+                    if next < patches.count && patches[next].record == r { next += 1 }
+                    total += Int(reader._refStart[r + 1] - reader._refStart[r])
+                }
             }
-            for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
+            let refs = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, total))
+            st.refs = refs
+            var k = 0
+            next = 0
+            for r in 0..<n {
+                refStart[r] = Int32(k)
+                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                    for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
+                    next += 1
+                } else {
+                    if next < patches.count && patches[next].record == r { next += 1 }
+                    for t in reader.references(ofRecord: r) { refs[k] = t; k += 1 }
+                }
+                for j in Int(refStart[r])..<k where Int(refs[j]) >= r { forward = true }
+            }
+            refStart[n] = Int32(k)
         }
-        refStart[n] = Int32(k)
 
         let rebuilt = ArchiveReader(storage: st, info: reader.info, forward: forward,
                                     masks: (layout.bytes.count, kc, nc))
@@ -606,13 +746,20 @@ public final class ArchiveRewriter {
     /// The object references of an edited record, in the validator's order
     /// (field order, nested records included, array elements in order).
     private func references(level: Int, _ edit: RecordEdit, into out: inout [Int32]) {
-        for f in edit.levels[level] {
+        let tail = level == 0 ? edit.unparsed : UnparsedFields()
+        for (i, f) in edit.levels[level].enumerated() {
+            if i == tail.at && !tail.isEmpty { tailReferences(tail, into: &out) }
             switch f.source {
             case .archive: archiveReferences(f.archiveField, into: &out)
             case .level: references(level: f.payload, edit, into: &out)
             case .value, .scalar: break
             }
         }
+        if edit.levels[level].count <= tail.at && !tail.isEmpty { tailReferences(tail, into: &out) }
+    }
+
+    private func tailReferences(_ tail: UnparsedFields, into out: inout [Int32]) {
+        reader.forEachField(in: ArchiveReader.FieldRange(start: tail.start, end: tail.end)) { archiveReferences($0, into: &out) }
     }
 
     private func archiveReferences(_ f: ArchiveReader.Field, into out: inout [Int32]) {
@@ -655,14 +802,4 @@ extension ArchiveReader {
         }
         return nil
     }
-}
-
-@inline(__always)
-func appendVarint(_ out: inout [UInt8], _ x: UInt64) {
-    var v = x
-    while v >= 0x80 {
-        out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-        v >>= 7
-    }
-    out.append(UInt8(truncatingIfNeeded: v))
 }

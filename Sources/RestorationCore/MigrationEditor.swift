@@ -35,26 +35,39 @@ final class MigrationEditor {
     private(set) var record = 0
     // The editor lives inside `Engine.migrate`, which holds the rewriter.
     unowned(unsafe) let rewriter: ArchiveRewriter
+    /// The same two for the calls made for every record (begin, find, int),
+    /// which otherwise retain and release them around each call; both
+    /// outlive the editor (`Engine.migrate` holds the rewriter, the
+    /// rewriter its reader).
+    private let rewriterRef: Unmanaged<ArchiveRewriter>
+    private let readerRef: Unmanaged<ArchiveReader>
+    /// The rewriter's reader (the archive being migrated), held by the rewriter.
+    unowned(unsafe) let reader: ArchiveReader
 
     init(rewriter: ArchiveRewriter) {
         self.rewriter = rewriter
+        self.reader = rewriter.reader
+        rewriterRef = Unmanaged.passUnretained(rewriter)
+        readerRef = Unmanaged.passUnretained(rewriter.reader)
     }
 
     deinit {
         releaseBorrowed()
-        keyCache.deallocate()
+        keyCache.destroy()
     }
 
     func releaseBorrowed() {
+        if borrowed.isEmpty { return }
         for p in borrowed { p.deallocate() }
         borrowed.removeAll()
     }
 
-    /// Starts on record r: its fields as they stand.
+    /// Starts on record r: its fields as they stand, parsed only as far as
+    /// the step looks (`find`); the rest is written back as it is.
     func begin(record r: Int) {
         record = r
-        rewriter.begin(record: r, &edit)
-        path.removeAll(keepingCapacity: true)
+        rewriterRef._withUnsafeGuaranteedRef { $0.beginLazily(record: r, &edit) }
+        if !path.isEmpty { path.removeAll(keepingCapacity: true) }
     }
 
     /// "record 12", for error messages (no reader is open while migrations run).
@@ -69,32 +82,46 @@ final class MigrationEditor {
         return find(k)
     }
 
-    /// Key lookups by the address of a C key (hosts pass literals), each
-    /// confirmed by comparing the bytes: (address, table index).
-    private let keyCache: UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)> = {
-        let p = UnsafeMutablePointer<(UnsafeRawPointer?, UInt32)>.allocate(capacity: 16)
-        p.initialize(repeating: (nil, 0), count: 16)
-        return p
-    }()
+    /// Key lookups by the key's address (C hosts pass literals), each hit
+    /// confirmed by comparing the bytes with the cache's copy (`KeyCache`,
+    /// the decode path's cache): indexes of the rewriter's key table, which
+    /// only grows, so an index once found stays right.
+    private let keyCache = KeyCache()
 
     /// The key's index in the rebuilt archive's key table, nil when it has none.
     func keyIndex(_ key: KeyBytes) -> UInt32? {
-        let bytes = key.bytes
-        let slot = Int(truncatingIfNeeded: UInt(bitPattern: bytes.baseAddress) >> 3) & 15
-        let (p, k) = keyCache[slot]
-        if p != nil && p == bytes.baseAddress {
-            if rewriter.key(k, is: bytes) { return k }
+        if let p = key.start {
+            let hit = key.isCString ? keyCache.lookup(cString: p) : keyCache.lookup(UnsafeRawBufferPointer(start: p, count: key.length))
+            if let hit { return hit }
         }
+        let bytes = key.bytes
         guard let found = rewriter.keyIndex(bytes) else { return nil }
-        keyCache[slot] = (bytes.baseAddress, found)
+        keyCache.store(bytes, found)
         return found
     }
 
     func find(_ k: UInt32) -> Int? {
-        edit.levels[level].withUnsafeBufferPointer { fields in
+        let level = self.level
+        let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
             return nil
         }
+        if i != nil || level != 0 || edit.unparsed.isEmpty { return i }
+        // The record's fields not parsed yet hold keys of the archive's own
+        // table only (a key an edit added is in none of them), each once.
+        if Int(k) >= reader.keyCount { return nil }
+        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
+    }
+
+    /// Parses the record's fields not parsed yet (for what needs them all).
+    func parseAll() {
+        if !edit.unparsed.isEmpty { rewriter.parseUnparsed(&edit, until: nil) }
+    }
+
+    /// Makes the record's value count exact where a limit could be reached:
+    /// the fields not parsed yet count at most one per byte.
+    func settleCount() {
+        if !edit.unparsed.isEmpty && edit.levels[0].count + edit.unparsed.fieldBound >= ArchiveLimits.maxValuesPerRecord { parseAll() }
     }
 
     func borrow(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
@@ -130,6 +157,7 @@ final class MigrationEditor {
         if let i = find(k) {
             edit.levels[level][i] = field
         } else {
+            if level == 0 { settleCount() }
             guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
                 throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
             }
@@ -211,7 +239,9 @@ final class MigrationEditor {
         guard let i = find(key) else {
             throw RestorationFailure(.notFound, "\(location) has no key '\(key.string)' to remove")
         }
+        let level = self.level
         edit.levels[level].remove(at: i)
+        if level == 0 && i < edit.unparsed.at { edit.unparsed.at -= 1 }
     }
 
     /// Renames `from` to `to`, keeping the value and its place.
@@ -234,7 +264,8 @@ final class MigrationEditor {
 
     /// The keys of the current level, in order.
     func keys() -> [String] {
-        edit.levels[level].map { rewriter.keyName($0.key) }
+        if level == 0 { parseAll() }
+        return edit.levels[level].map { rewriter.keyName($0.key) }
     }
 
     @usableFromInline @inline(never)
@@ -261,7 +292,12 @@ final class MigrationEditor {
 
     @usableFromInline @inline(never)
     func int(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        rewriter.int(try field(key, .int), edit)
+        let f = try field(key, .int)
+        switch f.source {       // the usual two without passing the edit (no reference counting)
+        case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
+        case .scalar: return Int64(f.payload)
+        case .value, .level: return rewriter.int(f, edit)
+        }
     }
 
     @usableFromInline @inline(never)

@@ -87,17 +87,24 @@ extension Engine {
         var currentOf: [UInt32: UInt32?] = [:]
         // Per (class, stored version): the chain of steps, an index of `chains`.
         var chainOf: [UInt64: Int] = [:]
-        var chains: [[Migration]] = []
+        var chains: [[MigrationStep]] = []
         var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
+        // The class and stored version of the record before, with what the
+        // dictionaries said for them: consecutive records mostly share both.
+        var lastClass = UInt32.max, lastCurrent: UInt32? = nil
+        var lastChainKey = UInt64.max, lastChain = 0
         for r in 0..<n {
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             if r == quarantined { dead[r] = true; continue }   // quarantined: its note comes from the restore
             guard let ci = reader.className(ofRecord: r) else { continue }
-            let known = currentOf[ci]
             let currentVersion: UInt32?
-            if let known { currentVersion = known } else {
-                currentVersion = classVersions[name(ci)]
-                currentOf[ci] = .some(currentVersion)
+            if ci == lastClass { currentVersion = lastCurrent } else {
+                if let known = currentOf[ci] { currentVersion = known } else {
+                    currentVersion = classVersions[name(ci)]
+                    currentOf[ci] = .some(currentVersion)
+                }
+                lastClass = ci
+                lastCurrent = currentVersion
             }
             guard let current = currentVersion else { continue }
             let stored = reader.version(ofRecord: r)
@@ -108,14 +115,19 @@ extension Engine {
             }
             if stored == current { continue }
             let chainKey = UInt64(ci) << 32 | UInt64(stored)
+            if chainKey == lastChainKey && lastChain >= 0 {
+                if todo.isEmpty { todo.reserveCapacity(n - r) }
+                todo.append((r, stored, current, lastChain))
+                continue
+            }
             var chain = chainOf[chainKey]
             if chain == nil {
-                var steps: [Migration] = []
+                var steps: [MigrationStep] = []
                 var v = stored
                 let table = migrations[name(ci)] ?? [:]
                 while v < current {
                     guard let step = table[v] else { break }
-                    steps.append(step)
+                    steps.append(MigrationStep(step))
                     v += 1
                 }
                 chain = v < current ? -1 - Int(v) : chains.count      // -1 - v: no step from version v
@@ -128,6 +140,9 @@ extension Engine {
                 notes[r] = SkipNote(reason: .noMigration, detail: "class '\(name(ci))' has no migration from version \(v) (the record is version \(stored), the class \(current))")
                 continue
             }
+            lastChainKey = chainKey
+            lastChain = chain!
+            if todo.isEmpty { todo.reserveCapacity(n - r) }
             todo.append((r, stored, current, chain!))
         }
         if todo.isEmpty { return (reader, notes) }
@@ -135,19 +150,26 @@ extension Engine {
         let rewriter = ArchiveRewriter(reader: reader)
         let editor = MigrationEditor(rewriter: rewriter)
         let coder = theCoder
+        var steps: [MigrationStep] = [], stepsOf = -1    // the chain of the job before
+        // The crash-loop guard's watch (`watchEnter`/`watchLeave`), read once
+        // and entered out of line: inlined, the record field's digits were
+        // computed for every record even with no guard (a restore from a buffer).
+        let watch = markerWatch
         for job in todo {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             editor.begin(record: r)
             var failure: (UInt32, RestorationFailure)? = nil
-            for (k, step) in chains[job.chain].enumerated() {
+            if job.chain != stepsOf { steps = chains[job.chain]; stepsOf = job.chain }
+            for k in steps.indices {
+                let step = steps[k].run
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
-                editor.path.removeAll(keepingCapacity: true)
+                if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
                 coder.beginMigrating(record: r, editor: editor)
-                watchEnter(r)
+                if let watch { MigrationWatch.enter(watch, r) }
                 let f = step(coder, from)
-                watchLeave()
+                if let watch { watch.leave() }
                 let reported = coder.takeCallbackFailure()
                 coder.endMigrating()
                 if let f = reported ?? f {
@@ -155,12 +177,13 @@ extension Engine {
                     break
                 }
             }
-            if failure == nil, let problem = MigrationLimits.check(editor.edit) {
+            if failure == nil { editor.settleCount() }
+            if failure == nil, let problem = MigrationLimits.check(&editor.edit) {
                 failure = (job.to - 1, RestorationFailure(.limit, problem))
             }
             if failure == nil {
                 do {
-                    try rewriter.replace(record: r, with: editor.edit, version: job.to)
+                    try rewriter.replace(record: r, editing: &editor.edit, version: job.to)
                 } catch {
                     let status: Status = if case .limit = error { .limit } else { .state }
                     failure = (job.to - 1, RestorationFailure(status, "the migrated record cannot be written: \(error.message)"))
@@ -197,11 +220,26 @@ extension Engine {
     }
 }
 
+enum MigrationWatch {
+    @inline(never) static func enter(_ watch: MarkerWatch, _ r: Int) { watch.enter(r) }
+}
+
+/// One step of a chain, boxed: a closure kept in a class's property of its
+/// own function type is called directly, while one kept in an array of
+/// closures is wrapped in a reabstraction thunk each time it is stored
+/// (the chain's steps come from the engine's dictionary and went through
+/// two arrays: seven thunks per call).
+final class MigrationStep {
+    let run: Migration
+    init(_ run: @escaping Migration) { self.run = run }
+}
+
 /// The per-record limits a migration's result must satisfy (the archive's
 /// own limits are checked when it is rebuilt; nesting is bounded when a
 /// record is entered).
 enum MigrationLimits {
-    static func check(_ edit: RecordEdit) -> String? {
+    /// (`inout` only so that the editor's edit is read where it is, not copied.)
+    static func check(_ edit: inout RecordEdit) -> String? {
         for l in 0..<edit.levelCount where edit.levels[l].count > ArchiveLimits.maxValuesPerRecord {
             return "the migrated record holds \(edit.levels[l].count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
         }

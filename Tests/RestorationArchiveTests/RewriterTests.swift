@@ -98,6 +98,84 @@ final class RewriterTests: XCTestCase {
         }
     }
 
+    /// `begin` parses a record's fields a batch at a time: across batch
+    /// boundaries (0 to 100 fields) it agrees with the reader's field walk,
+    /// counts the fields that can hold references, and a record written back
+    /// unchanged, or with one field renamed, validates with the same references.
+    func testBeginAgreesWithTheFieldWalkAcrossBatches() throws {
+        for count in [0, 1, 31, 32, 33, 64, 65, 100] {
+            var entries: [ArchiveEntry] = []
+            for i in 0..<count {
+                switch i % 5 {
+                case 0: entries.append(ArchiveEntry(key: "i\(i)", value: .int(Int64(i) << 33)))
+                case 1: entries.append(ArchiveEntry(key: "o\(i)", value: .object(record: 0)))
+                case 2: entries.append(ArchiveEntry(key: "s\(i)", value: .string(String(repeating: "x", count: i))))
+                case 3: entries.append(ArchiveEntry(key: "r\(i)", value: .record([ArchiveEntry(key: "p", value: .objectArray([0, 1]))])))
+                default: entries.append(ArchiveEntry(key: "b\(i)", value: .bool(i % 2 == 0)))
+                }
+            }
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: [
+                ArchiveObject(identifier: "Root", className: "Win", entries: []),
+                ArchiveObject(identifier: "Many", parent: 0, className: "Pane", entries: entries),
+            ]).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            var walked: [EditedField] = []
+            var pos = reader.fields(ofRecord: 1).start
+            reader.forEachField(in: reader.fields(ofRecord: 1)) { f in
+                walked.append(EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                          payload: f.payload, start: pos, end: f.end))
+                pos = f.end
+            }
+            for renamed in [false, true] where !(renamed && count == 0) {
+                let rw = ArchiveRewriter(reader: reader)
+                var edit = RecordEdit()
+                rw.begin(record: 1, &edit)
+                XCTAssertEqual(edit.levels[0].count, count)
+                for (a, b) in zip(edit.levels[0], walked) {
+                    XCTAssertEqual([a.key, a.originalKey, UInt32(a.rawTag)], [b.key, b.originalKey, UInt32(b.rawTag)])
+                    XCTAssertEqual([a.payload, a.start, a.end], [b.payload, b.start, b.end])
+                    XCTAssertEqual(a.source, .archive)
+                }
+                XCTAssertEqual(edit.referenceFields, walked.filter { EditedField.mayHoldReferences($0.rawTag) }.count)
+                if renamed { edit.levels[0][count - 1].key = key(rw, "renamed") }
+                try rw.replace(record: 1, with: edit, version: 1)
+                let out = try rw.rebuiltReader(verify: true)
+                XCTAssertEqual(Array(out.references(ofRecord: 1)), Array(reader.references(ofRecord: 1)))
+                XCTAssertEqual(ArchiveDocument(reader: out).objects[1].entries.count, count)
+            }
+        }
+    }
+
+    /// The rewriter's byte sink writes what appending to an array writes,
+    /// across growth, and drops a failed record's bytes.
+    func testByteSinkAgreesWithAnArray() {
+        var sink = ByteSink()
+        defer { sink.release() }
+        var expected: [UInt8] = []
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<2_000 {
+            switch round % 3 {
+            case 0:
+                let b = UInt8.random(in: 0...255, using: &rng)
+                sink.byte(b); expected.append(b)
+            case 1:
+                let v = UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng)
+                sink.varint(v)
+                var x = v
+                while x >= 0x80 { expected.append(UInt8(truncatingIfNeeded: x) | 0x80); x >>= 7 }
+                expected.append(UInt8(x))
+            default:
+                let chunk = (0..<Int.random(in: 0...700, using: &rng)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                chunk.withUnsafeBytes { sink.bytes($0) }
+                expected += chunk
+            }
+        }
+        XCTAssertEqual(Array(sink.written), expected)
+        sink.truncate(to: 10)
+        sink.bytes(UnsafeRawBufferPointer(start: nil, count: 0))
+        XCTAssertEqual(Array(sink.written), Array(expected[0..<10]))
+    }
+
     /// A key index past 14 takes the header's key extension; the carry flag
     /// and the carried counts survive; nothing replaced means isEmpty.
     func testKeyExtensionCarryAndNothingReplaced() throws {

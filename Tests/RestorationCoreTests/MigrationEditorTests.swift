@@ -1,4 +1,7 @@
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import RestorationArchive
 @testable import RestorationCore
 
@@ -44,6 +47,92 @@ final class MigrationEditorTests: XCTestCase {
         XCTAssertEqual(e.keys(), ["count", "name", "added"])
         XCTAssertEqual(try withKey("count") { try e.int($0) }, 9)
         XCTAssertEqual(try withKey("added") { String(decoding: try e.text($0), as: UTF8.self) }, "new")
+    }
+
+    /// Keys are looked up by their address (KeyCache): a C buffer reused for
+    /// another key, or a shorter key at the same address, is never taken
+    /// for the key cached there.
+    func testAReusedKeyBufferIsNotMistakenForTheCachedOne() throws {
+        let e = try editor()
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 16)
+        defer { buffer.deallocate() }
+        func put(_ s: String) { _ = s.withCString { strcpy(buffer, $0) } }
+        put("count")
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3)
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3, "a hit")
+        put("title")
+        XCTAssertEqual(e.valueType(KeyBytes(cString: buffer)), .some(.string))
+        put("cou")
+        XCTAssertFalse(e.contains(KeyBytes(cString: buffer)))
+        put("counts")
+        XCTAssertFalse(e.contains(KeyBytes(cString: buffer)))
+        XCTAssertEqual(try e.int(KeyBytes(UnsafeRawBufferPointer(start: buffer, count: 5))), 3, "a key with its length")
+        XCTAssertFalse(e.contains(KeyBytes(UnsafeRawBufferPointer(start: buffer, count: 4))))
+        put("added")
+        try e.writeScalar(KeyBytes(cString: buffer), .int, bits: 5)     // a new key, then found by address
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 5)
+        put("count")
+        XCTAssertEqual(try e.int(KeyBytes(cString: buffer)), 3)
+    }
+
+    /// The editor parses a record's fields only as far as a step looks and
+    /// writes the rest back as one copy: whatever a step does, the rebuilt
+    /// record is the one a fully parsed edit gives (same entries, order,
+    /// references), and lookups past the parsed part still find their keys.
+    func testFieldsParsedOnlyAsFarAsNeededAgreeWithAFullParse() throws {
+        let objects = [
+            ArchiveObject(identifier: "Root", className: "Win", entries: [ArchiveEntry(key: "elsewhere", value: .int(0))]),
+            ArchiveObject(identifier: "Pane", parent: 0, className: "Pane", entries: [
+                ArchiveEntry(key: "a", value: .int(1)),
+                ArchiveEntry(key: "link", value: .object(record: 0)),
+                ArchiveEntry(key: "b", value: .string("two")),
+                ArchiveEntry(key: "note", value: .record([ArchiveEntry(key: "peer", value: .object(record: 1))])),
+                ArchiveEntry(key: "c", value: .double(3)),
+                ArchiveEntry(key: "peers", value: .objectArray([1, 0])),
+                ArchiveEntry(key: "d", value: .bool(true)),
+            ], version: 0),
+        ]
+        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
+        let reader = try ArchiveReader(bytes: bytes)
+        let steps: [(String, (MigrationEditor) throws -> Void)] = [
+            ("nothing", { _ in }),
+            ("rename the first", { e in try self.withKey("a") { f in try self.withKey("z") { try e.rename(f, to: $0) } } }),
+            ("add a key", { e in try self.withKey("added") { try e.writeScalar($0, .int, bits: 7) } }),
+            ("add, then replace a late one", { e in
+                try self.withKey("added") { try e.writeScalar($0, .int, bits: 7) }
+                try self.withKey("d") { try e.writeScalar($0, .boolFalse, bits: 0) } }),
+            ("remove a reference", { e in try self.withKey("link") { try e.remove($0) } }),
+            ("remove the last, add one", { e in
+                try self.withKey("d") { try e.remove($0) }
+                try self.withKey("e") { k in try Array("five".utf8).withUnsafeBytes { try e.writeString(k, $0) } } }),
+            ("look up a key of another record", { e in XCTAssertFalse(self.withKey("elsewhere") { e.contains($0) }) }),
+            ("read a late one", { e in XCTAssertEqual(try self.withKey("c") { try e.double($0) }, 3) }),
+            ("list the keys", { e in XCTAssertEqual(e.keys(), ["a", "link", "b", "note", "c", "peers", "d"]) }),
+            ("edit the nested record", { e in
+                try self.withKey("note") { try e.beginRecord($0, create: false) }
+                try self.withKey("inner") { try e.writeScalar($0, .int, bits: 1) }
+                try e.endRecord() }),
+        ]
+        for (name, step) in steps {
+            var results: [ArchiveReader] = []
+            for lazily in [true, false] {
+                let rw = ArchiveRewriter(reader: reader)
+                let e = MigrationEditor(rewriter: rw)
+                e.begin(record: 1)
+                if !lazily { e.parseAll() }
+                try step(e)
+                try rw.replace(record: 1, editing: &e.edit, version: 1)
+                results.append(try rw.rebuiltReader(verify: true))
+            }
+            XCTAssertEqual(ArchiveDocument(reader: results[0]).objects, ArchiveDocument(reader: results[1]).objects, name)
+            XCTAssertNil(results[0].indexDifference(results[1]), name)
+        }
+        // A rename onto a key that only the unparsed fields hold is a duplicate.
+        let e = MigrationEditor(rewriter: ArchiveRewriter(reader: reader))
+        e.begin(record: 1)
+        XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
+            XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
+        }
     }
 
     func testNestedRecordsAreEnteredAndLeft() throws {
