@@ -529,6 +529,7 @@ struct WriterCore {
     }
 
     /// Closes the current nested record.
+    @usableFromInline
     mutating func popFrame() {
         closeLength(fLenPos)
         if fBig { bigSets[depth].removeAll(keepingCapacity: true) }
@@ -997,6 +998,156 @@ public struct ArchiveWriter {
     /// `finish`, reported before `allocate` is called.
     public mutating func finish(info: ArchiveInfo, into allocate: (Int) -> UnsafeMutableRawPointer?) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
         try _core.pointee.finish(info: info, into: allocate)
+    }
+}
+
+// MARK: - The encode calls' fast lane
+
+extension ArchiveWriter {
+    /// The writer's state for the values of one object, without the
+    /// copy-on-write check that every other mutating call makes (one check
+    /// here). The sink stays valid while this writer is neither copied,
+    /// assigned, reset nor finished: the engine takes one per encode
+    /// callback, during which nothing copies the writer.
+    @inlinable
+    public mutating func sink() -> FieldSink { FieldSink(_core) }
+}
+
+/// Writes a value the way the `ArchiveWriter` call of the same name does,
+/// when that call could do nothing but write it: each `try…` either writes
+/// exactly the bytes and keeps exactly the state that call would, or, when
+/// the call would do anything else (fail, grow the buffer, move a record to
+/// its dictionary of keys, write a key of 64 or more), changes nothing and
+/// returns false, and the caller makes the checked call. So the checked
+/// calls stay the one place where a value is refused.
+public struct FieldSink {
+    @usableFromInline let core: UnsafeMutablePointer<WriterCore>
+
+    @inlinable init(_ core: UnsafeMutablePointer<WriterCore>) { self.core = core }
+
+    /// Pushes the key and writes the header of a value of `tag` with at most
+    /// `payloadMax` payload bytes, when `openField` would do nothing else:
+    /// an object is open, the key is below 64 (its duplicate check is the
+    /// frame's bit set) and not yet written in the record, the record has
+    /// fewer than `smallRecordKeys` values (so no dictionary and far below
+    /// `maxValuesPerRecord`), and the key stack and the buffer have room
+    /// (`openField` reserves `payloadMax + 6`). Returns where the payload goes.
+    @inlinable @inline(__always)
+    func open(_ key: UInt32, _ tag: UInt8, _ payloadMax: Int) -> UnsafeMutableRawPointer? {
+        let c = core
+        let top = c.pointee.fTop
+        guard key < 64, c.pointee.depth >= 0, !c.pointee.fBig,
+              c.pointee.fSeen & (1 &<< UInt64(key)) == 0,
+              top &- c.pointee.fStart < WriterCore.smallRecordKeys, top < c.pointee.fCap,
+              payloadMax &+ 6 <= c.pointee.capacity &- c.pointee.count else { return nil }
+        c.pointee.fkeys[top] = UInt64(key) | (UInt64(tag) &<< 32)
+        c.pointee.fTop = top &+ 1
+        c.pointee.fSeen |= 1 &<< UInt64(key)
+        let p = c.pointee.out + c.pointee.count
+        if key < 15 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: key &<< 4) | tag, as: UInt8.self)
+            return p + 1
+        }
+        // 15...63: the escape, then key - 15 (below 0x80: one varint byte).
+        p.storeBytes(of: 0xF0 | tag, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: key &- 15), toByteOffset: 1, as: UInt8.self)
+        return p + 2
+    }
+
+    @inlinable @inline(__always)
+    public func tryBool(_ key: UInt32, _ v: Bool) -> Bool {
+        guard let p = open(key, v ? 1 : 0, 0) else { return false }
+        core.pointee.commit(p)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryInt(_ key: UInt32, _ v: Int64) -> Bool {
+        guard var p = open(key, ValueTag.int.rawValue, 10) else { return false }
+        p += putVarint(p, zigzag(v))
+        core.pointee.commit(p)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryDouble(_ key: UInt32, _ v: Double) -> Bool {
+        guard let p = open(key, ValueTag.double.rawValue, 8) else { return false }
+        p.storeBytes(of: v.bitPattern.littleEndian, as: UInt64.self)
+        core.pointee.commit(p + 8)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryString(_ key: UInt32, _ utf8: UnsafeRawBufferPointer) -> Bool {
+        tryLengthPrefixed(key, ValueTag.string.rawValue, utf8)
+    }
+
+    @inlinable @inline(__always)
+    public func tryBytes(_ key: UInt32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        tryLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
+    }
+
+    @inlinable @inline(__always)
+    func tryLengthPrefixed(_ key: UInt32, _ tag: UInt8, _ data: UnsafeRawBufferPointer) -> Bool {
+        let n = data.count
+        guard n <= ArchiveLimits.maxArchiveBytes, var p = open(key, tag, n &+ 10) else { return false }
+        p += putVarint(p, UInt64(n))
+        if n > 0, let src = data.baseAddress {
+            copyBytes(p, src, n)
+            p += n
+        }
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// A reference to record `record` (`writeObject`).
+    @inlinable @inline(__always)
+    public func tryObject(_ key: UInt32, record: Int) -> Bool {
+        guard record >= 0, record < ArchiveLimits.maxObjects,
+              var p = open(key, ValueTag.object.rawValue, 10) else { return false }
+        p += putVarint(p, UInt64(record))
+        if record > core.pointee.maxRef { core.pointee.maxRef = record }
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// Up to 12 ints: their content (at most 1 + 12 * 10 bytes) always fits
+    /// the one length byte `writeIntArray` reserves.
+    @inlinable @inline(__always)
+    public func tryIntArray(_ key: UInt32, _ values: UnsafeBufferPointer<Int64>) -> Bool {
+        let n = values.count
+        guard n <= 12, let p0 = open(key, ValueTag.intArray.rawValue, n &* 10 &+ 20) else { return false }
+        var p = p0 + 1
+        p += putVarint(p, UInt64(n))
+        for v in values { p += putVarint(p, zigzag(v)) }
+        p0.storeBytes(of: UInt8(truncatingIfNeeded: p - (p0 + 1)), as: UInt8.self)
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// Opens a nested record (`beginRecord`) below the depth limit.
+    @inlinable @inline(__always)
+    public func tryBeginRecord(_ key: UInt32) -> Bool {
+        let c = core
+        let d = c.pointee.depth
+        guard d < ArchiveLimits.maxRecordDepth, let p = open(key, ValueTag.record.rawValue, 1) else { return false }
+        c.pointee.saved[d] = SavedFrame(start: c.pointee.fStart, lenPos: c.pointee.fLenPos, big: c.pointee.fBig, seen: c.pointee.fSeen)
+        let lenPos = p - c.pointee.out
+        c.pointee.fLenPos = lenPos
+        c.pointee.count = lenPos &+ 1
+        c.pointee.fStart = c.pointee.fTop
+        c.pointee.fBig = false
+        c.pointee.fSeen = 0
+        c.pointee.depth = d &+ 1
+        return true
+    }
+
+    /// Closes the innermost nested record (`endRecord`) when one is open.
+    @inlinable @inline(__always)
+    public func tryEndRecord() -> Bool {
+        guard core.pointee.depth > 0 else { return false }
+        core.pointee.popFrame()
+        return true
     }
 }
 

@@ -20,6 +20,15 @@ struct EncodingRole {
     /// Whether the save in progress has a policy (or is a portable export):
     /// only then does an encode callback ask the room. Set by the engine.
     var sensitivityInSave = false
+    /// The writer's fast lane (`FieldSink`) during one object's encode
+    /// callback: taken after the writer's one copy-on-write check for the
+    /// object, dropped when the callback returns (nothing copies the writer
+    /// in between). Nil otherwise, and then every call takes the checked path.
+    @usableFromInline private(set) var sink: FieldSink?
+
+    /// Around one object's encode callback (`Engine.saveObject`).
+    mutating func openSink() { sink = writer.sink() }
+    mutating func closeSink() { sink = nil }
 
     /// Keeps `f` when it is the save's first failure.
     mutating func note(_ f: RestorationFailure) {
@@ -172,6 +181,83 @@ extension Coder {
             throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
         }
         do { try encoding.writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0))) }
+    }
+
+    // MARK: the fast lane of the C face's encode calls
+
+    /// The writer's sink and the key's index when an encode call from C may
+    /// go straight to the writer: an encode callback is running, the save
+    /// has not failed, none of this object's values is asked about
+    /// (sensitivity), and the key is in the cache (seen before in this
+    /// save, confirmed byte for byte). Otherwise nil: the call takes the
+    /// checked path (`encodeInt` and the others), which decides everything
+    /// again, so a refusal, its message and the save's failure come from
+    /// one place. `fastEncode…` return false, having written nothing, when
+    /// the sink declines too (see `FieldSink`).
+    @inlinable @inline(__always)
+    func fastLane(_ key: UnsafePointer<CChar>) -> (FieldSink, UInt32)? {
+        guard mode == .encoding, let sink = encoding.sink, !encoding.hasFailure, !encoding.sensitivityOn,
+              let k = keys.lookup(cString: UnsafeRawPointer(key)) else { return nil }
+        return (sink, k)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBool(_ key: UnsafePointer<CChar>, _ v: Bool) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBool(k, v)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeInt(_ key: UnsafePointer<CChar>, _ v: Int64) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryInt(k, v)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeDouble(_ key: UnsafePointer<CChar>, _ v: Double) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryDouble(k, v)
+    }
+
+    /// `utf8` has no NUL byte (measured with strlen); it is checked for UTF-8 here.
+    @inlinable @inline(__always)
+    public func fastEncodeString(_ key: UnsafePointer<CChar>, _ utf8: UnsafeRawBufferPointer) -> Bool {
+        guard let (s, k) = fastLane(key), ArgumentRules.isText(utf8) else { return false }
+        return s.tryString(k, utf8)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBytes(_ key: UnsafePointer<CChar>, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBytes(k, bytes)
+    }
+
+    /// A reference to an object of this save (`encodeObject`'s checks; a
+    /// reference the size budget drops takes the checked path).
+    @inlinable @inline(__always)
+    public func fastEncodeObject(_ key: UnsafePointer<CChar>, _ ref: ObjectNode) -> Bool {
+        guard let (s, k) = fastLane(key), ref.engine === engine, ref.isRegistered,
+              ref.saveGeneration == encoding.saveGeneration, ref.saveIndex >= 0 else { return false }
+        return s.tryObject(k, record: ref.saveIndex)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeIntArray(_ key: UnsafePointer<CChar>, _ values: UnsafeBufferPointer<Int64>) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryIntArray(k, values)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBeginRecord(_ key: UnsafePointer<CChar>) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBeginRecord(k)
+    }
+
+    /// `encodeEndRecord` does not look at an earlier failure: neither does this.
+    @inlinable @inline(__always)
+    public func fastEncodeEndRecord() -> Bool {
+        guard mode == .encoding, let sink = encoding.sink, !encoding.sensitivityOn else { return false }
+        return sink.tryEndRecord()
     }
 
     /// Sensitive values: true when the room left the value out or wrote it sealed.

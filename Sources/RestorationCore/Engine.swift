@@ -988,9 +988,11 @@ public final class Engine {
             coder.encoding.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
         }
         if n.handles(.encode) {
+            coder.encoding.openSink()
             coder.beginEncoding(n)
             n.call(.encode, coder)
             coder.endEncoding()
+            coder.encoding.closeSink()
         }
         if coder.encoding.hasFailure, let f = coder.encoding.failure {
             return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
