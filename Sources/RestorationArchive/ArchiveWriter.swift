@@ -1151,6 +1151,25 @@ public struct FieldSink {
     }
 }
 
+extension FieldSink {
+    /// The save loop's calls around each object's values, as the
+    /// `ArchiveWriter` calls of the same names (without their copy-on-write
+    /// check each): the engine takes the sink before the object's record
+    /// begins and drops it after the record ends.
+    @inlinable
+    public func name(_ utf8: UnsafeRawBufferPointer) -> UInt32 {
+        core.pointee.names.intern(utf8)
+    }
+
+    public func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0) {
+        core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version)
+    }
+
+    public func endObject() throws(WriteFailure) {
+        try core.pointee.endObject()
+    }
+}
+
 extension WriterCore {
     @usableFromInline
     func tooBig(_ n: Int) -> WriteFailure {
