@@ -35,6 +35,9 @@ struct InternTable {
     /// The hash of each string (to grow the index without rehashing).
     @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
     @usableFromInline var index: HashIndex
+    /// `encodedSize`, kept as strings are inserted (not summed over the
+    /// table at each `finish`).
+    @usableFromInline var encodedBytes = 0
 
     init(expected: Int) {
         let e = max(16, min(expected, 1 << 24))
@@ -61,6 +64,7 @@ struct InternTable {
         hashes.initialize(from: o.hashes, count: o.count)
         count = o.count
         index = HashIndex(copying: o.index)
+        encodedBytes = o.encodedBytes
     }
 
     func release() {
@@ -102,6 +106,7 @@ struct InternTable {
         }
         if n > 0, let src = s.baseAddress { (arena + arenaCount).copyMemory(from: src, byteCount: n) }
         arenaCount += n
+        encodedBytes += varintSize(UInt64(n)) + n
         if count + 2 > startsCap {
             let newCap = growCapacity(startsCap, count + 2)
             let st = UnsafeMutablePointer<Int>.allocate(capacity: newCap)
@@ -128,15 +133,12 @@ struct InternTable {
         arenaCount = 0
         count = 0
         starts[0] = 0
+        encodedBytes = 0
         index.removeAll()
     }
 
     /// Bytes of this table in the archive: each string as varint length + bytes.
-    var encodedSize: Int {
-        var total = arenaCount
-        for i in 0..<count { total += varintSize(UInt64(starts[i + 1] - starts[i])) }
-        return total
-    }
+    var encodedSize: Int { encodedBytes }
 }
 
 // MARK: - Writer state
