@@ -208,7 +208,7 @@ struct WriterCore {
         keys = InternTable(expected: 64)
         // Identifiers usually repeat across parents ("row0", "row1", ...):
         // start small; the table grows when they do not.
-        names = InternTable(expected: max(64, est / 8))
+        names = InternTable(expected: max(64, est))
         fCap = 256
         fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
         fTop = 0
