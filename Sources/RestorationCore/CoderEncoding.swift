@@ -8,7 +8,10 @@ struct EncodingRole {
     @usableFromInline var writer = ArchiveWriter()
     /// The first encode error of the save in progress; it fails the save.
     var failure: RestorationFailure? {
-        didSet { hasFailure = failure != nil }
+        didSet {
+            hasFailure = failure != nil
+            if hasFailure { lane = nil }
+        }
     }
     /// `failure != nil`, without copying it on every encode call.
     @usableFromInline private(set) var hasFailure = false
@@ -16,7 +19,9 @@ struct EncodingRole {
     @usableFromInline var saveGeneration = 0
     /// Sensitive values (Sensitivity.swift): set when this object's values
     /// must be asked about; an engine without a policy never sets it.
-    @usableFromInline var sensitivityOn = false
+    @usableFromInline var sensitivityOn = false {
+        didSet { if sensitivityOn { lane = nil } }
+    }
     /// Whether the save in progress has a policy (or is a portable export):
     /// only then does an encode callback ask the room. Set by the engine.
     var sensitivityInSave = false
@@ -25,10 +30,18 @@ struct EncodingRole {
     /// object, dropped when the callback returns (nothing copies the writer
     /// in between). Nil otherwise, and then every call takes the checked path.
     @usableFromInline private(set) var sink: FieldSink?
+    /// The sink, while the C face's encode calls may use it (`Coder.fastLane`):
+    /// during the object's encode callback, until the save fails or one of
+    /// the object's values is asked about (`sensitivityOn`); each of those
+    /// clears it, so the fast lane checks one word instead of three flags.
+    @usableFromInline private(set) var lane: FieldSink?
 
-    /// Around one object's encode callback (`Engine.saveObject`).
+    /// Around one object's record (`Engine.saveObject`).
     mutating func openSink() { sink = writer.sink() }
     mutating func closeSink() { sink = nil }
+    /// Around its encode callback, inside `beginEncoding`/`endEncoding`.
+    mutating func openLane() { lane = hasFailure || sensitivityOn ? nil : sink }
+    mutating func closeLane() { lane = nil }
 
     /// Keeps `f` when it is the save's first failure.
     mutating func note(_ f: RestorationFailure) {
@@ -196,7 +209,7 @@ extension Coder {
     /// the sink declines too (see `FieldSink`).
     @inlinable @inline(__always)
     func fastLane(_ key: UnsafePointer<CChar>) -> (FieldSink, UInt32)? {
-        guard mode == .encoding, let sink = encoding.sink, !encoding.hasFailure, !encoding.sensitivityOn,
+        guard mode == .encoding, let sink = encoding.lane,   // no failure, no sensitivity (EncodingRole.lane)
               let k = keys.lookup(cString: UnsafeRawPointer(key)) else { return nil }
         return (sink, k)
     }
@@ -253,10 +266,10 @@ extension Coder {
         return s.tryBeginRecord(k)
     }
 
-    /// `encodeEndRecord` does not look at an earlier failure: neither does this.
+    /// After a failure (no lane) `encodeEndRecord` still ends the record.
     @inlinable @inline(__always)
     public func fastEncodeEndRecord() -> Bool {
-        guard mode == .encoding, let sink = encoding.sink, !encoding.sensitivityOn else { return false }
+        guard mode == .encoding, let sink = encoding.lane else { return false }
         return sink.tryEndRecord()
     }
 

@@ -995,7 +995,9 @@ public final class Engine {
         }
         if n.handles(.encode) {
             coder.beginEncoding(n)
+            coder.encoding.openLane()
             n.call(.encode, coder)
+            coder.encoding.closeLane()
             coder.endEncoding()
         }
         if coder.encoding.hasFailure, let f = coder.encoding.failure {
