@@ -194,8 +194,11 @@ struct WriterCore {
     /// Carried records: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
     @usableFromInline var recordCarry = false
     /// Where each record begins in the records section (size budgets: a
-    /// record's own bytes are the distance to the next one's start).
-    @usableFromInline var recordStarts: [UInt32] = []
+    /// record's own bytes are the distance to the next one's start):
+    /// `recordCount` entries (every `beginObject` adds one), room for
+    /// `recordStartsCap`. A plain buffer: appending checks no uniqueness.
+    @usableFromInline var recordStarts: UnsafeMutablePointer<UInt32>
+    @usableFromInline var recordStartsCap: Int
 
     /// Records above this many keys switch from a linear scan to a dictionary.
     @inlinable static var smallRecordKeys: Int { 16 }
@@ -222,6 +225,8 @@ struct WriterCore {
         recordCount = 0
         maxRef = -1
         sticky = nil
+        recordStartsCap = max(16, est &+ 1)
+        recordStarts = UnsafeMutablePointer<UInt32>.allocate(capacity: recordStartsCap)
     }
 
     init(copying o: WriterCore) {
@@ -248,7 +253,9 @@ struct WriterCore {
         sticky = o.sticky
         recordVersions = o.recordVersions
         recordCarry = o.recordCarry
-        recordStarts = o.recordStarts
+        recordStartsCap = o.recordStartsCap
+        recordStarts = UnsafeMutablePointer<UInt32>.allocate(capacity: recordStartsCap)
+        recordStarts.initialize(from: o.recordStarts, count: o.recordCount)
     }
 
     /// Back to the state of a new writer, keeping the memory.
@@ -268,7 +275,6 @@ struct WriterCore {
         sticky = nil
         recordVersions = false
         recordCarry = false
-        recordStarts.removeAll(keepingCapacity: true)
     }
 
     func release() {
@@ -277,6 +283,7 @@ struct WriterCore {
         names.release()
         fkeys.deallocate()
         saved.deallocate()
+        recordStarts.deallocate()
     }
 
     // MARK: buffer
@@ -446,53 +453,76 @@ struct WriterCore {
 
     // MARK: objects and nested records
 
+    /// Starts record `recordCount`. Misuse is noted in `sticky` (the first
+    /// problem wins, in this order: an object still open, too many objects,
+    /// a parent that is not an earlier record, a version or carry count the
+    /// header flags do not store); the record is written all the same.
+    @inlinable
     mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0, carry: UInt32 = 0) {
-        if depth >= 0 {
-            if sticky == nil {
-                sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
-            }
-            while depth > 0 { popFrame() }
-            closeLength(fLenPos)
-            fTop = 0
-            depth = -1
-        }
+        if _slowPath(depth >= 0) { closeUnfinishedObject() }
         let index = recordCount
-        if index >= ArchiveLimits.maxObjects && sticky == nil {
-            sticky = .limit("more than \(ArchiveLimits.maxObjects) objects")
+        let parentOK = parent.map { $0 >= 0 && $0 < index } ?? true
+        if _slowPath(index >= ArchiveLimits.maxObjects || !parentOK
+                     || (version != 0 && !recordVersions) || (carry != 0 && !recordCarry)) {
+            noteObjectProblems(index, parent, version, carry)
         }
-        var delta: UInt64 = 0
-        if let parent = parent {
-            if parent >= 0 && parent < index {
-                delta = UInt64(index - parent)
-            } else if sticky == nil {
-                sticky = .state("record \(index): parent \(parent) is not an earlier record")
-            }
-        }
+        let delta: UInt64 = parentOK ? parent.map { UInt64(index &- $0) } ?? 0 : 0
         reserveUnchecked(32)
-        recordStarts.append(UInt32(truncatingIfNeeded: count))
+        if _slowPath(index == recordStartsCap) { growRecordStarts() }
+        recordStarts[index] = UInt32(truncatingIfNeeded: count)
         var p = out + count
         p += putVarint(p, UInt64(identifier))
         p += putVarint(p, delta)
-        p += putVarint(p, className.map { UInt64($0) + 1 } ?? 0)
-        if recordVersions {
-            p += putVarint(p, UInt64(version))
-        } else if version != 0 && sticky == nil {
-            sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
-        }
-        if recordCarry {
-            p += putVarint(p, UInt64(carry))
-        } else if carry != 0 && sticky == nil {
-            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
-        }
+        p += putVarint(p, className.map { UInt64($0) &+ 1 } ?? 0)
+        if recordVersions { p += putVarint(p, UInt64(version)) }
+        if recordCarry { p += putVarint(p, UInt64(carry)) }
         count = p - out
         fLenPos = count
-        count += 1
+        count &+= 1
         fTop = 0
         fStart = 0
         fBig = false
         fSeen = 0
         depth = 0
-        recordCount = index + 1
+        recordCount = index &+ 1
+    }
+
+    /// beginObject while a record is still open: noted, and the record closed.
+    @usableFromInline @inline(never)
+    mutating func closeUnfinishedObject() {
+        if sticky == nil {
+            sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
+        }
+        while depth > 0 { popFrame() }
+        closeLength(fLenPos)
+        fTop = 0
+        depth = -1
+    }
+
+    @usableFromInline @inline(never)
+    mutating func noteObjectProblems(_ index: Int, _ parent: Int?, _ version: UInt32, _ carry: UInt32) {
+        if index >= ArchiveLimits.maxObjects && sticky == nil {
+            sticky = .limit("more than \(ArchiveLimits.maxObjects) objects")
+        }
+        if let parent, !(parent >= 0 && parent < index), sticky == nil {
+            sticky = .state("record \(index): parent \(parent) is not an earlier record")
+        }
+        if !recordVersions && version != 0 && sticky == nil {
+            sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
+        }
+        if !recordCarry && carry != 0 && sticky == nil {
+            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
+        }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func growRecordStarts() {
+        let newCap = growCapacity(recordStartsCap, recordStartsCap &+ 1)
+        let p = UnsafeMutablePointer<UInt32>.allocate(capacity: newCap)
+        p.initialize(from: recordStarts, count: recordCount)
+        recordStarts.deallocate()
+        recordStarts = p
+        recordStartsCap = newCap
     }
 
     mutating func endObject() throws(WriteFailure) {
@@ -717,12 +747,17 @@ public struct ArchiveWriter {
     /// Where record `i` (< recordCount) begins in the records section; its
     /// own bytes run to the next record's start (the last one's to
     /// `recordBytes`). Size budgets measure records with it.
-    public func recordStart(_ i: Int) -> Int { Int(_box.core.pointee.recordStarts[i]) }
+    public func recordStart(_ i: Int) -> Int {
+        let c = _box.core
+        precondition(i >= 0 && i < c.pointee.recordCount, "Index out of range")
+        return Int(c.pointee.recordStarts[i])
+    }
 
     /// Record `i`'s identifier (a name index), parent and class (a name
     /// index), read back from its header. Valid until the next `reset`.
     public func recordHeader(_ i: Int) -> (identifier: UInt32, parent: Int?, className: UInt32?) {
         let c = _box.core.pointee
+        precondition(i >= 0 && i < c.recordCount, "Index out of range")
         var r = ArchiveCursor(UnsafeRawPointer(c.out), at: Int(c.recordStarts[i]))
         let id = r.varint(c.count) ?? 0
         let delta = r.varint(c.count) ?? 0
@@ -1163,6 +1198,7 @@ extension FieldSink {
         core.pointee.names.intern(utf8)
     }
 
+    @inlinable
     public func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0) {
         core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version)
     }
