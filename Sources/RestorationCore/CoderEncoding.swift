@@ -25,10 +25,9 @@ struct EncodingRole {
     /// Whether the save in progress has a policy (or is a portable export):
     /// only then does an encode callback ask the room. Set by the engine.
     var sensitivityInSave = false
-    /// The writer's fast lane (`FieldSink`) during one object's encode
-    /// callback: taken after the writer's one copy-on-write check for the
-    /// object, dropped when the callback returns (nothing copies the writer
-    /// in between). Nil otherwise, and then every call takes the checked path.
+    /// The writer's sink (`FieldSink`) while a save writes its records:
+    /// taken after the writer's one copy-on-write check, dropped when the
+    /// records are written (nothing copies the writer in between).
     @usableFromInline private(set) var sink: FieldSink?
     /// The sink, while the C face's encode calls may use it (`Coder.fastLane`):
     /// during the object's encode callback, until the save fails or one of
@@ -36,7 +35,7 @@ struct EncodingRole {
     /// clears it, so the fast lane checks one word instead of three flags.
     @usableFromInline private(set) var lane: FieldSink?
 
-    /// Around one object's record (`Engine.saveObject`).
+    /// Around the records of a save (`Engine.writeRecords`).
     mutating func openSink() { sink = writer.sink() }
     mutating func closeSink() { sink = nil }
     /// Around its encode callback, inside `beginEncoding`/`endEncoding`.

@@ -940,6 +940,9 @@ public final class Engine {
         classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
         defer { classIndex.deallocate() }
         shortNameCache.initialize(repeating: (0, 0), count: 256)
+        // One sink for the records (nothing copies the writer until they are written).
+        coder.encoding.openSink()
+        defer { coder.encoding.closeSink() }
 
         if let cut {
             var pendingList = list
@@ -966,13 +969,11 @@ public final class Engine {
     }
 
     /// Writes one object of a save; returns the failure that ends the save.
-    /// The writer is reached through its sink (`FieldSink`: one
-    /// copy-on-write check per object), which the object's encode callback
-    /// uses too (the C face's fast lane).
+    /// The writer is reached through its sink (`FieldSink`, opened by
+    /// `writeRecords`: one copy-on-write check per save), which the
+    /// object's encode callback uses too (the C face's fast lane).
     @inline(__always)
     private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>, list: TrimmedList? = nil) -> RestorationFailure? {
-        coder.encoding.openSink()
-        defer { coder.encoding.closeSink() }
         let sink = coder.encoding.sink.unsafelyUnwrapped
         let idIndex = nameIndex(n, sink)
         var cls: UInt32? = nil
