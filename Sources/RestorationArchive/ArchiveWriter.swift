@@ -525,17 +525,21 @@ struct WriterCore {
         recordStartsCap = newCap
     }
 
+    @inlinable
     mutating func endObject() throws(WriteFailure) {
-        if depth < 0 { throw WriteFailure.state("endObject: no object is open") }
-        if depth > 0 {
-            throw WriteFailure.state("endObject: record \(recordCount - 1) still has \(depth) nested record(s) open (endRecord is missing)")
-        }
+        if _slowPath(depth != 0) { throw endObjectMisuse() }
         closeLength(fLenPos)
-        if fBig { bigSets[0].removeAll(keepingCapacity: true) }
+        if _slowPath(fBig) { bigSets[0].removeAll(keepingCapacity: true) }
         fTop = 0
         fBig = false
         fSeen = 0
         depth = -1
+    }
+
+    @usableFromInline @inline(never)
+    func endObjectMisuse() -> WriteFailure {
+        if depth < 0 { return WriteFailure.state("endObject: no object is open") }
+        return WriteFailure.state("endObject: record \(recordCount - 1) still has \(depth) nested record(s) open (endRecord is missing)")
     }
 
     mutating func beginRecord(_ key: UInt32) throws(WriteFailure) {
@@ -1203,6 +1207,7 @@ extension FieldSink {
         core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version)
     }
 
+    @inlinable
     public func endObject() throws(WriteFailure) {
         try core.pointee.endObject()
     }
