@@ -1044,6 +1044,30 @@ public struct ArchiveWriter {
 
 // MARK: - The encode calls' fast lane
 
+/// `putVarint` with the 2- and 3-byte varints (values below 2^21: counts,
+/// small ints, references) stored without the byte loop; longer ones go
+/// through it. The same bytes as `putVarint`; the caller has 4 writable
+/// bytes at `p` (a 3-byte varint is stored as 4 bytes, the last one scratch
+/// past the varint's end, which the writer's `count` does not cover).
+@inlinable @inline(__always)
+func putShortVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
+    if x < 0x80 {
+        p.storeBytes(of: UInt8(truncatingIfNeeded: x), as: UInt8.self)
+        return 1
+    }
+    if x < 0x4000 {
+        let w = UInt16(truncatingIfNeeded: (x & 0x7F) | 0x80 | (x &<< 1) & 0x7F00)
+        p.storeBytes(of: w.littleEndian, as: UInt16.self)
+        return 2
+    }
+    if x < 0x20_0000 {
+        let w = UInt32(truncatingIfNeeded: (x & 0x7F) | 0x8080 | (x &<< 1) & 0x7F00 | (x &<< 2) & 0x7F_0000)
+        p.storeBytes(of: w.littleEndian, as: UInt32.self)
+        return 3
+    }
+    return putVarintSlow(p, x)
+}
+
 extension ArchiveWriter {
     /// The writer's state for the values of one object, without the
     /// copy-on-write check that every other mutating call makes (one check
@@ -1105,7 +1129,7 @@ public struct FieldSink {
     @inlinable @inline(__always)
     public func tryInt(_ key: UInt32, _ v: Int64) -> Bool {
         guard var p = open(key, ValueTag.int.rawValue, 10) else { return false }
-        p += putVarint(p, zigzag(v))
+        p += putShortVarint(p, zigzag(v))
         core.pointee.commit(p)
         return true
     }
@@ -1146,7 +1170,7 @@ public struct FieldSink {
     public func tryObject(_ key: UInt32, record: Int) -> Bool {
         guard record >= 0, record < ArchiveLimits.maxObjects,
               var p = open(key, ValueTag.object.rawValue, 10) else { return false }
-        p += putVarint(p, UInt64(record))
+        p += putShortVarint(p, UInt64(record))
         if record > core.pointee.maxRef { core.pointee.maxRef = record }
         core.pointee.commit(p)
         return true
@@ -1160,7 +1184,7 @@ public struct FieldSink {
         guard n <= 12, let p0 = open(key, ValueTag.intArray.rawValue, n &* 10 &+ 20) else { return false }
         var p = p0 + 1
         p += putVarint(p, UInt64(n))
-        for v in values { p += putVarint(p, zigzag(v)) }
+        for v in values { p += putShortVarint(p, zigzag(v)) }
         p0.storeBytes(of: UInt8(truncatingIfNeeded: p - (p0 + 1)), as: UInt8.self)
         core.pointee.commit(p)
         return true

@@ -137,6 +137,23 @@ final class FieldSinkTests: XCTestCase {
         assertAgree(ops, expectDeclines: true)
     }
 
+    /// The sink's varints (2 and 3 bytes without the byte loop) are
+    /// `putVarint`'s bytes, for every length and around every boundary.
+    func testShortVarintsArePutVarints() {
+        var values: [UInt64] = [0, 1, 0x7F, 0x80, 0x81, 0x3FFF, 0x4000, 0x4001, 0x1F_FFFF, 0x20_0000, 0x20_0001,
+                                1 << 28, 1 << 35, 1 << 56, UInt64.max]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<5000 { values.append(rng.next() >> UInt64.random(in: 0...63, using: &rng)) }
+        for v in values {
+            var a = [UInt8](repeating: 0xEE, count: 16), b = a
+            let n = a.withUnsafeMutableBytes { putVarint($0.baseAddress!, v) }
+            let m = b.withUnsafeMutableBytes { putShortVarint($0.baseAddress!, v) }
+            XCTAssertEqual(m, n, "\(v)")
+            XCTAssertEqual(Array(b[0..<m]), Array(a[0..<n]), "\(v)")
+            XCTAssertTrue(b[max(m, 4)...].allSatisfy { $0 == 0xEE }, "\(v): nothing written past 4 bytes or the varint")
+        }
+    }
+
     /// beginObject's misuse is reported by finish, first problem first.
     func testBeginObjectNotesTheFirstProblem() throws {
         func firstProblem(_ body: (inout ArchiveWriter) -> Void) -> WriteFailure? {
