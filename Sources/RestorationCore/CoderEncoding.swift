@@ -234,8 +234,29 @@ extension Coder {
     /// `utf8` has no NUL byte (measured with strlen); it is checked for UTF-8 here.
     @inlinable @inline(__always)
     public func fastEncodeString(_ key: UnsafePointer<CChar>, _ utf8: UnsafeRawBufferPointer) -> Bool {
-        guard let (s, k) = fastLane(key), ArgumentRules.isText(utf8) else { return false }
+        guard let (s, k) = fastLane(key), Coder.isLaneText(utf8) else { return false }
         return s.tryString(k, utf8)
+    }
+
+    /// `ArgumentRules.isText`, with ASCII text of 8 bytes or more (without
+    /// NUL) confirmed a word at a time, the last word overlapping the one
+    /// before (no byte loop for the tail); anything else gets the full check.
+    @inlinable @inline(__always)
+    static func isLaneText(_ b: UnsafeRawBufferPointer) -> Bool {
+        let n = b.count
+        if n >= 8, let p = b.baseAddress {
+            // A byte >= 0x80 or a zero byte sets its high bit here (as in isText).
+            @inline(__always) func flags(_ w: UInt64) -> UInt64 { w | ((w &- 0x0101_0101_0101_0101) & ~w) }
+            var bad: UInt64 = 0
+            var i = 0
+            while i &+ 8 < n {
+                bad |= flags(p.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i &+= 8
+            }
+            bad |= flags(p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self))
+            if bad & 0x8080_8080_8080_8080 == 0 { return true }
+        }
+        return ArgumentRules.isText(b)
     }
 
     @inlinable @inline(__always)

@@ -33,4 +33,20 @@ final class EncodingLaneTests: XCTestCase {
         role.closeSink()
         XCTAssertNil(role.sink)
     }
+
+    /// The lane's text check (words, the last one overlapping) answers as
+    /// `ArgumentRules.isText`: every length to 40, a NUL, a byte >= 0x80,
+    /// valid and invalid UTF-8 at every position.
+    func testLaneTextAgreesWithIsText() {
+        let specials: [[UInt8]] = [[0], [0x80], [0xFF], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xC3], [0x7F], [0x01]]
+        var cases: [[UInt8]] = []
+        for n in 0...40 {
+            let plain = (0..<n).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            cases.append(plain)
+            for i in 0..<n { for sp in specials { var c = plain; c.replaceSubrange(i..<min(n, i + sp.count), with: sp); cases.append(c) } }
+        }
+        for c in cases {
+            c.withUnsafeBytes { b in XCTAssertEqual(Coder.isLaneText(b), ArgumentRules.isText(b), "\(c)") }
+        }
+    }
 }
