@@ -128,10 +128,14 @@ final class MigrationEditorTests: XCTestCase {
             XCTAssertNil(results[0].indexDifference(results[1]), name)
         }
         // A rename onto a key that only the unparsed fields hold is a duplicate.
-        let e = MigrationEditor(rewriter: ArchiveRewriter(reader: reader))
+        // The editor holds its rewriter unowned (the engine keeps both): keep it alive here.
+        let rw = ArchiveRewriter(reader: reader)
+        let e = MigrationEditor(rewriter: rw)
         e.begin(record: 1)
-        XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
-            XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
+        try withExtendedLifetime(rw) {
+            XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
+                XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
+            }
         }
     }
 
