@@ -182,4 +182,77 @@ final class FormatTableTests: XCTestCase {
             XCTAssertEqual(varintProblem(b.baseAddress!, at: 0, b.count), .overflow)
         }
     }
+
+    /// `field(at:before:key:rawTag:)`, the save-order fast path of the
+    /// coder's decode calls, returns only what `find` returns from the same
+    /// hint, with the same tag check the coder makes, and takes the fields
+    /// it is meant for: keys of one header byte and of a one-byte
+    /// extension, lengths below 128, ints whose varint the next 8 bytes hold.
+    func testSaveOrderFieldAgreesWithFind() throws {
+        var values: [ArchiveValue] = [
+            .bool(false), .bool(true), .int(0), .int(-1), .int(1 << 40), .int(Int64.min), .int(Int64.max),
+            .double(1.5), .string(""), .string("x"), .string(String(repeating: "s", count: 127)),
+            .string(String(repeating: "t", count: 128)), .string(String(repeating: "u", count: 300)),
+            .bytes([]), .bytes([1, 2, 3]), .bytes([UInt8](repeating: 7, count: 200)),
+            .object(record: 0), .object(record: 1), .intArray([1, -2, 300]), .stringArray(["a", "bc"]),
+            .objectArray([0, 1]), .osString([0xFF, 0x41]), .unknown(tag: 15, payload: [9, 9]),
+            .record([ArchiveEntry(key: "k0", value: .int(5)), ArchiveEntry(key: "inner", value: .string("in")),
+                     ArchiveEntry(key: "deep", value: .record([ArchiveEntry(key: "k1", value: .bool(true))]))]),
+        ]
+        // Keys 0..<15 (one header byte), 15..<143 (one extension byte) and beyond.
+        while values.count < 300 { values.append(values.count % 3 == 0 ? .int(Int64(values.count) << 30) : .string("v\(values.count)")) }
+        var entries = values.enumerated().map { ArchiveEntry(key: "k\($0.offset)", value: $0.element) }
+        entries.append(ArchiveEntry(key: "last", value: .int(1 << 20)))   // near the archive's end
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [
+            ArchiveObject(identifier: "a", entries: Array(entries.reversed())),
+            ArchiveObject(identifier: "b", parent: 0, entries: entries),
+        ])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var hits = 0
+        func check(_ range: ArchiveReader.FieldRange) {
+            var pos = range.start
+            var fields: [ArchiveReader.Field] = []
+            r.forEachField(in: range) { f in fields.append(f) }
+            for (i, f) in fields.enumerated() {
+                if f.tag == .record { check(r.recordFields(f)) }
+                for key in [f.key, f.key &+ 1, f.key == 0 ? 7 : f.key &- 1, 15, 142, 143, UInt32(r.keyCount)] {
+                    for raw in UInt8(0)..<16 {
+                        var h1 = pos
+                        let fast = r.field(at: pos, before: range.end, key: key, rawTag: raw)
+                        guard let fast else {
+                            // Taken whenever it is meant to be.
+                            if key == f.key && (raw == f.rawTag || (raw == 0 && f.rawTag == 1)) && key < 143 {
+                                let shape = PayloadShape.of(rawTag: raw)
+                                let shortLength = !shape.isLengthPrefixed || f.end - f.payload < 128
+                                let inWord = (shape != .zigzag && shape != .recordIndex) || (r.byteCount - f.payload >= 8 && f.end - f.payload <= 8)
+                                XCTAssertFalse(shortLength && inWord, "field \(i) key \(key) tag \(raw) not taken")
+                            }
+                            continue
+                        }
+                        hits += 1
+                        let slow = r.find(key, in: range, hint: &h1)
+                        XCTAssertEqual(fast, slow, "field \(i) key \(key) tag \(raw)")
+                        XCTAssertTrue(fast.rawTag == raw || (raw == 0 && fast.rawTag == 1), "field \(i) key \(key) tag \(raw)")
+                        XCTAssertEqual(h1, fast.end)
+                    }
+                }
+                pos = f.end
+            }
+            XCTAssertEqual(pos, range.end)
+        }
+        check(r.fields(ofRecord: 0))
+        check(r.fields(ofRecord: 1))
+        XCTAssertGreaterThan(hits, 250)
+        // Any position and end: nothing is read outside the archive, and a
+        // field returned lies within them.
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let pos = Int.random(in: -3...(r.byteCount + 3), using: &g)
+            let end = Int.random(in: -3...(r.byteCount + 3), using: &g)
+            let key = UInt32.random(in: 0...200, using: &g)
+            if let f = r.field(at: pos, before: end, key: key, rawTag: UInt8.random(in: 0..<16, using: &g)) {
+                XCTAssertTrue(pos < f.payload && f.payload <= f.end && f.end <= end && end <= r.byteCount)
+            }
+        }
+    }
 }
