@@ -255,4 +255,44 @@ final class FormatTableTests: XCTestCase {
             }
         }
     }
+
+    /// The validator's word-at-a-time check of short text agrees with
+    /// `utf8Violation` for every length up to 20, every byte value at every
+    /// position, every padding before the end of the readable bytes, and
+    /// finds '/' exactly (names).
+    func testShortTextCheckAgreesWithTheUTF8Validator() {
+        let probes: [UInt8] = [0x00, 0x01, 0x2F, 0x41, 0x7F, 0x80, 0xBF, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
+        for n in 0...20 {
+            for at in 0..<max(n, 1) {
+                for probe in probes {
+                    for room in 0...9 {
+                        var bytes = [UInt8](repeating: 0x61, count: n + room)
+                        if n > 0 { bytes[at] = probe }
+                        if room > 0 { bytes[n] = 0x80 }   // what follows the text must not count
+                        bytes.withUnsafeBytes { buf in
+                            let p = buf.baseAddress!
+                            let slow = utf8Violation(p, n) < 0
+                            XCTAssertEqual(isText(p, n, readable: n + room), slow, "n \(n) at \(at) byte \(probe) room \(room)")
+                            if let (a, b) = shortTextWords(p, n, readable: n + room) {
+                                XCTAssertLessThanOrEqual(n, 16)
+                                XCTAssertTrue(n >= 8 || n == 0 || n + room >= 8)
+                                let ascii = wordIsASCIIWithoutNUL(a) && wordIsASCIIWithoutNUL(b)
+                                XCTAssertEqual(ascii, buf.prefix(n).allSatisfy { $0 != 0 && $0 < 0x80 }, "n \(n) at \(at) byte \(probe)")
+                                if ascii {
+                                    XCTAssertEqual(wordHasByte(a, 0x2F) || wordHasByte(b, 0x2F), buf.prefix(n).contains(0x2F))
+                                }
+                            } else {
+                                XCTAssertTrue(n > 16 || (n > 0 && n < 8 && n + room < 8))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Multi-byte UTF-8 of every length class is left to the validator.
+        for s in ["é", "€", "𝄞", "aé", "€€€€€€", "abcdefgh€"] {
+            let u = Array(s.utf8) + [UInt8](repeating: 0, count: 8)
+            u.withUnsafeBytes { XCTAssertTrue(isText($0.baseAddress!, s.utf8.count, readable: u.count), s) }
+        }
+    }
 }
