@@ -346,20 +346,8 @@ public final class ArchiveReader {
     /// and the archive's size, whatever `pos` and `end` are.
     @inlinable @inline(__always)
     public func field(at pos: Int, before end: Int, key: UInt32, rawTag: UInt8) -> Field? {
-        guard pos >= 0 && pos < end && end <= _byteCount else { return nil }
+        guard let (p, tag) = _header(at: pos, before: end, key: key, rawTag: rawTag) else { return nil }
         let b = _base
-        let h = b.load(fromByteOffset: pos, as: UInt8.self)
-        // A bool is asked for as boolFalse and may be either.
-        let tagMask: UInt8 = rawTag == ValueTag.boolFalse.rawValue ? 0xFE : 0xFF
-        var p = pos &+ 1
-        if key < 15 {
-            guard h & tagMask == UInt8(truncatingIfNeeded: key &<< 4) | rawTag else { return nil }
-        } else {
-            guard h & tagMask == 0xF0 | rawTag, key &- 15 < 0x80, p < end,
-                  b.load(fromByteOffset: p, as: UInt8.self) == UInt8(truncatingIfNeeded: key &- 15) else { return nil }
-            p &+= 1
-        }
-        let tag = h & 0x0F
         switch PayloadShape.of(rawTag: rawTag) {
         case .none:
             return Field(key: key, rawTag: tag, payload: p, end: p)
@@ -381,6 +369,58 @@ public final class ArchiveReader {
             guard len < 0x80 && len <= end &- s else { return nil }
             return Field(key: key, rawTag: tag, payload: s, end: s &+ len)
         }
+    }
+
+    /// `field(at:before:key:rawTag:)` for an int: its value (as `int`
+    /// reads it) and the field's end.
+    @inlinable @inline(__always)
+    public func intField(at pos: Int, before end: Int, key: UInt32) -> (value: Int64, end: Int)? {
+        guard let (p, _) = _header(at: pos, before: end, key: key, rawTag: ValueTag.int.rawValue),
+              let (v, e) = _wordVarint(at: p, before: end) else { return nil }
+        return (unzigzag(v), e)
+    }
+
+    /// `field(at:before:key:rawTag:)` for an object reference: its record
+    /// (as `objectRecord` reads it) and the field's end.
+    @inlinable @inline(__always)
+    public func objectField(at pos: Int, before end: Int, key: UInt32) -> (record: Int, end: Int)? {
+        guard let (p, _) = _header(at: pos, before: end, key: key, rawTag: ValueTag.object.rawValue),
+              let (v, e) = _wordVarint(at: p, before: end) else { return nil }
+        return (Int(truncatingIfNeeded: v), e)
+    }
+
+    /// The header of the field at `pos` when it has key `key` and raw tag
+    /// `rawTag` (for `boolFalse`, either bool): where its payload starts,
+    /// and its tag. Keys below 15 + 128 only (at most one byte of key
+    /// extension); nil for any other field or a position outside the
+    /// archive or not before `end`.
+    @inlinable @inline(__always)
+    func _header(at pos: Int, before end: Int, key: UInt32, rawTag: UInt8) -> (Int, UInt8)? {
+        guard pos >= 0 && pos < end && end <= _byteCount else { return nil }
+        let b = _base
+        let h = b.load(fromByteOffset: pos, as: UInt8.self)
+        // A bool is asked for as boolFalse and may be either.
+        let tagMask: UInt8 = rawTag == ValueTag.boolFalse.rawValue ? 0xFE : 0xFF
+        if key < 15 {
+            guard h & tagMask == UInt8(truncatingIfNeeded: key &<< 4) | rawTag else { return nil }
+            return (pos &+ 1, h & 0x0F)
+        }
+        let p = pos &+ 1
+        guard h & tagMask == 0xF0 | rawTag, key &- 15 < 0x80, p < end,
+              b.load(fromByteOffset: p, as: UInt8.self) == UInt8(truncatingIfNeeded: key &- 15) else { return nil }
+        return (p &+ 1, h & 0x0F)
+    }
+
+    /// The varint at `p` (at least 0) and where it ends, when the archive
+    /// has 8 bytes there and the varint ends within them and by `end`;
+    /// else nil. Such a varint can be neither too long nor overflow, so
+    /// this is what the varint reader returns with `end` as its limit.
+    @inlinable @inline(__always)
+    func _wordVarint(at p: Int, before end: Int) -> (UInt64, Int)? {
+        guard _byteCount &- p >= 8,
+              let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: p, as: UInt64.self))),
+              p &+ len <= end else { return nil }
+        return (v, p &+ len)
     }
 
     /// Every field of the range in order, future types included (their
@@ -413,11 +453,7 @@ public final class ArchiveReader {
     @inlinable @inline(__always)
     func _varint(_ f: Field) -> UInt64 {
         let limit = min(f.end, _byteCount)
-        if f.payload >= 0 && _byteCount &- f.payload >= 8,
-           let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: f.payload, as: UInt64.self))),
-           f.payload &+ len <= limit {
-            return v
-        }
+        if f.payload >= 0, let (v, _) = _wordVarint(at: f.payload, before: limit) { return v }
         var c = ArchiveCursor(_base, at: f.payload)
         return c.varint(limit) ?? 0
     }

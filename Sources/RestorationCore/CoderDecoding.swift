@@ -67,6 +67,28 @@ struct DecodingRole {
         return f
     }
 
+    /// `next` for an int: its value.
+    @inlinable @inline(__always)
+    func nextInt(_ k: UInt32) -> Int64? {
+        let d = depth
+        let end = ranges[d].end
+        let hint = hints[d]
+        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.intField(at: hint, before: end, key: k) }) else { return nil }
+        hints[d] = e
+        return v
+    }
+
+    /// `next` for an object reference: the record it refers to.
+    @inlinable @inline(__always)
+    func nextObject(_ k: UInt32) -> Int? {
+        let d = depth
+        let end = ranges[d].end
+        let hint = hints[d]
+        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.objectField(at: hint, before: end, key: k) }) else { return nil }
+        hints[d] = e
+        return v
+    }
+
     /// Enters a nested record.
     @inlinable @inline(__always)
     mutating func enter(_ range: ArchiveReader.FieldRange) {
@@ -133,7 +155,9 @@ extension Coder {
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
         if _slowPath(mode == .migrating) { return try editor.int(key) }
-        let f = try typed(key, .int)
+        let k = try decodingKey(key)
+        if k != KeyCache.absent, let v = decoding.nextInt(k) { return v }
+        let f = try typedSlow(key, k, .int)
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
@@ -203,8 +227,14 @@ extension Coder {
     /// The referenced object's handle (`rst_object *`), without reference counting.
     @inlinable @inline(__always)
     public func decodeObjectHandle(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeMutableRawPointer {
-        let f = try typed(key, .object)
-        let target = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        let k = try decodingKey(key)
+        let target: Int
+        if k != KeyCache.absent, let t = decoding.nextObject(k) {
+            target = t
+        } else {
+            let f = try typedSlow(key, k, .object)
+            target = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        }
         guard let sessionRef = decoding.sessionRef else { throw stateFailure(encode: false) }
         if let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) { return h }
         throw unresolvedReference(key, target)

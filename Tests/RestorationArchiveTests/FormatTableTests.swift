@@ -219,6 +219,17 @@ final class FormatTableTests: XCTestCase {
                     for raw in UInt8(0)..<16 {
                         var h1 = pos
                         let fast = r.field(at: pos, before: range.end, key: key, rawTag: raw)
+                        // The int and reference forms read the same field, and its value.
+                        if raw == ValueTag.int.rawValue {
+                            let i = r.intField(at: pos, before: range.end, key: key)
+                            XCTAssertEqual(i?.value, fast.map { r.int($0) })
+                            XCTAssertEqual(i?.end, fast?.end)
+                        }
+                        if raw == ValueTag.object.rawValue {
+                            let o = r.objectField(at: pos, before: range.end, key: key)
+                            XCTAssertEqual(o?.record, fast.map { r.objectRecord($0) })
+                            XCTAssertEqual(o?.end, fast?.end)
+                        }
                         guard let fast else {
                             // Taken whenever it is meant to be.
                             if key == f.key && (raw == f.rawTag || (raw == 0 && f.rawTag == 1)) && key < 143 {
