@@ -498,6 +498,26 @@ public final class ArchiveReader {
         }
     }
 
+    /// The count of an int array, and its elements copied into `buffer`
+    /// when it has room for all of them (`copied`; also true for an empty
+    /// array): `intArrayCount` and `intArray(_:into:)` in one pass, the
+    /// position kept in a register.
+    @inlinable @inline(__always)
+    public func intArray(_ f: Field, ifRoomIn buffer: UnsafeMutableBufferPointer<Int64>?) -> (count: Int, copied: Bool) {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        guard p >= 0 else { return (0, true) }
+        let n = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        guard let buffer, buffer.count >= n else { return (n, n == 0) }
+        let out = buffer.baseAddress.unsafelyUnwrapped
+        var i = 0
+        while i < n {
+            out[i] = unzigzag(readVarint(_base, &p, limit) ?? 0)
+            i &+= 1
+        }
+        return (n, true)
+    }
+
     @inlinable public func stringArrayCount(_ f: Field) -> Int {
         var c = ArchiveCursor(_base, at: f.payload)
         return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)

@@ -253,11 +253,7 @@ extension Coder {
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
         if _slowPath(mode == .migrating) { return try editor.intArray(key, into: buffer) }
         let f = try typed(key, .intArray)
-        let r = decoding.reader.unsafelyUnwrapped
-        let n = r.intArrayCount(f)
-        guard let buffer, buffer.count >= n else { return (n, n == 0) }
-        r.intArray(f, into: buffer)
-        return (n, true)
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArray(f, ifRoomIn: buffer) }
     }
 
     public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {

@@ -306,4 +306,36 @@ final class FormatTableTests: XCTestCase {
             u.withUnsafeBytes { XCTAssertTrue(isText($0.baseAddress!, s.utf8.count, readable: u.count), s) }
         }
     }
+
+    /// The coder's one-pass int array read agrees with `intArrayCount` and
+    /// `intArray(_:into:)`: every element length, empty arrays, buffers
+    /// absent, too small, exact and larger.
+    func testIntArrayInOnePassAgreesWithCountAndCopy() throws {
+        var arrays: [[Int64]] = [[], [0], [1, -1], [Int64.min, Int64.max, 0], Array(0..<200).map { Int64($0) << 20 }]
+        for len in 1...10 { arrays.append((0..<len).map { Int64(1) << Int64(7 * $0) }) }
+        let entries = arrays.enumerated().map { ArchiveEntry(key: "a\($0.offset)", value: .intArray($0.element)) }
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [ArchiveObject(identifier: "a", entries: entries)])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var i = 0
+        r.forEachField(in: r.fields(ofRecord: 0)) { f in
+            let want = arrays[i]
+            XCTAssertEqual(r.intArrayCount(f), want.count)
+            for room in [nil, 0, max(0, want.count - 1), want.count, want.count + 3] as [Int?] {
+                var out = [Int64](repeating: 7, count: room ?? 0)
+                var expected = out
+                let (n, copied) = out.withUnsafeMutableBufferPointer { b in
+                    r.intArray(f, ifRoomIn: room == nil ? nil : b)
+                }
+                XCTAssertEqual(n, want.count)
+                XCTAssertEqual(copied, want.isEmpty || (room ?? -1) >= want.count)
+                if copied && !want.isEmpty {
+                    expected.withUnsafeMutableBufferPointer { r.intArray(f, into: $0) }
+                    XCTAssertEqual(Array(out.prefix(want.count)), want)
+                }
+                XCTAssertEqual(out, expected, "array \(i) room \(String(describing: room))")
+            }
+            i += 1
+        }
+        XCTAssertEqual(i, arrays.count)
+    }
 }
