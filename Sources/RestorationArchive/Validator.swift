@@ -661,7 +661,7 @@ struct Validator {
                 var sn = seen
                 var rc = refCount
                 var fw = forward
-                let topLimit = min(keyCap, fks &+ 16)
+                var topLimit = min(keyCap, fks &+ 16)
                 let refs = self.refs
                 let refCap = self.refCap
                 let oc = UInt64(objectCount)
@@ -698,6 +698,47 @@ struct Validator {
                         if target >= UInt64(r) { fw = true }
                         refs[rc] = Int32(truncatingIfNeeded: target)
                         rc &+= 1
+                    case ValueTag.intArray.rawValue:
+                        // Length and count of one byte; elements of up to 8
+                        // bytes, each found from one word; they must end
+                        // exactly at the array's end.
+                        guard q < fe else { break skim }
+                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let s = q &+ 1
+                        guard len < 0x80 && len <= fe &- s && len > 0 else { break skim }
+                        let ce = s &+ len
+                        var count = Int(b.load(fromByteOffset: s, as: UInt8.self))
+                        var e = s &+ 1
+                        guard count < 0x80 && count <= ce &- e else { break skim }
+                        while count > 0 {
+                            guard n &- e >= 8 else { break skim }
+                            let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: e, as: UInt64.self)) & 0x8080_8080_8080_8080
+                            guard stops != 0 else { break skim }
+                            e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            count &-= 1
+                        }
+                        guard e == ce else { break skim }
+                        q = ce
+                    case ValueTag.record.rawValue:
+                        // A nested record of one length byte: the frame
+                        // opened as the general way opens it, and the run
+                        // goes on inside it.
+                        guard q < fe else { break skim }
+                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let s = q &+ 1
+                        guard len < 0x80 && len <= fe &- s && d < ArchiveLimits.maxRecordDepth else { break skim }
+                        sn |= bit
+                        keyStack[top] = UInt32(truncatingIfNeeded: key)
+                        top &+= 1
+                        frames[d] = Frame(end: fe, keyStart: fks, big: false, key: UInt32(truncatingIfNeeded: key), seen: sn)
+                        d &+= 1
+                        depth = d
+                        fe = s &+ len
+                        fks = top
+                        sn = 0
+                        topLimit = min(keyCap, fks &+ 16)
+                        p = s
+                        continue skim
                     default:
                         break skim
                     }
