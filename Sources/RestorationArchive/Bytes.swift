@@ -400,9 +400,10 @@ func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool
 
 /// memcpy for the short strings values usually are: up to 16 bytes inline
 /// with overlapping word moves, longer ones through the standard library.
-/// The writer reserves capacity beyond `n`, and `n > 0`.
+/// The writer reserves capacity beyond `n`, and `n > 0` (the C face's
+/// C-string arena copies decoded strings with it too).
 @inlinable @inline(__always)
-func copyBytes(_ dst: UnsafeMutableRawPointer, _ src: UnsafeRawPointer, _ n: Int) {
+public func copyBytes(_ dst: UnsafeMutableRawPointer, _ src: UnsafeRawPointer, _ n: Int) {
     if n >= 8 && n <= 16 {
         let a = src.loadUnaligned(as: UInt64.self)
         let b = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)

@@ -1,3 +1,4 @@
+import RestorationArchive
 import RestorationCore
 
 /// Bump allocator for the NUL-terminated copies that decode hands out as
@@ -46,22 +47,10 @@ final class CStringArena: CoderAttachment {
         }
         let d = dst.unsafelyUnwrapped
         if n > 0, let src = bytes.baseAddress {
-            // The short strings values usually are without a call: 4 to 16
-            // bytes as two overlapping loads and stores, all within the n
-            // bytes of `src` and the n + 1 bytes of `d`.
-            if n >= 8 && n <= 16 {
-                let a = src.loadUnaligned(as: UInt64.self)
-                let b = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
-                d.storeBytes(of: a, as: UInt64.self)
-                d.storeBytes(of: b, toByteOffset: n &- 8, as: UInt64.self)
-            } else if n >= 4 && n < 8 {
-                let a = src.loadUnaligned(as: UInt32.self)
-                let b = src.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
-                d.storeBytes(of: a, as: UInt32.self)
-                d.storeBytes(of: b, toByteOffset: n &- 4, as: UInt32.self)
-            } else {
-                d.copyMemory(from: src, byteCount: n)
-            }
+            // Short strings (4 to 16 bytes, what values usually are) as two
+            // overlapping moves within the n bytes of `src` and the n + 1 of
+            // `d`, without a call.
+            copyBytes(d, src, n)
         }
         d.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
         next = d + (n &+ 1)

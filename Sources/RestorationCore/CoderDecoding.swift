@@ -59,32 +59,29 @@ struct DecodingRole {
     /// returns only the field `find` would return first from the hint.
     @inlinable @inline(__always)
     func next(_ k: UInt32, _ rawTag: UInt8) -> ArchiveReader.Field? {
-        let d = depth
-        let end = ranges[d].end
-        let hint = hints[d]
-        guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.field(at: hint, before: end, key: k, rawTag: rawTag) }) else { return nil }
-        hints[d] = f.end
-        return f
+        atHint { r, hint, end in r.field(at: hint, before: end, key: k, rawTag: rawTag).map { ($0, $0.end) } }
     }
 
     /// `next` for an int: its value.
     @inlinable @inline(__always)
     func nextInt(_ k: UInt32) -> Int64? {
-        let d = depth
-        let end = ranges[d].end
-        let hint = hints[d]
-        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.intField(at: hint, before: end, key: k) }) else { return nil }
-        hints[d] = e
-        return v
+        atHint { r, hint, end in r.intField(at: hint, before: end, key: k) }
     }
 
     /// `next` for an object reference: the record it refers to.
     @inlinable @inline(__always)
     func nextObject(_ k: UInt32) -> Int? {
+        atHint { r, hint, end in r.objectField(at: hint, before: end, key: k) }
+    }
+
+    /// What `read` finds at the open record's hint (given the hint and the
+    /// record's end), the hint moved to the end it returns.
+    @inlinable @inline(__always)
+    func atHint<T>(_ read: (ArchiveReader, Int, Int) -> (T, Int)?) -> T? {
         let d = depth
         let end = ranges[d].end
         let hint = hints[d]
-        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.objectField(at: hint, before: end, key: k) }) else { return nil }
+        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ read($0, hint, end) }) else { return nil }
         hints[d] = e
         return v
     }
