@@ -655,6 +655,9 @@ struct Validator {
             // field that is anything else, or anything wrong, ends the run
             // with nothing changed for it and goes the general way, which
             // reads it from its start (every check and message is there).
+            // Every byte read is before `fe`, except the word loads (a
+            // varint's end, short text), which are checked to lie within
+            // the archive's n bytes.
             if !big {
                 var p = pos
                 var top = keyTop
