@@ -285,11 +285,11 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
             detail: why ?? (engineFailed ? "engine failed at N = 100,000" : "not measured"), failed: engineFailed)
     }
 
-    let saveT = "save ≤ 40 ms (N = 100,000)", restoreT = "restore ≤ 80 ms (N = 100,000)", sizeT = "archive ≤ 120 bytes per object"
-    if let s = engine?.save?.median { add("save_ms_100k", saveT, value: s, limit: 40, op: "<=", unit: "ms", detail: "\(fmtMs(s)) ms") }
-    else { na("save_ms_100k", saveT, limit: 40, op: "<=", unit: "ms") }
-    if let r = engine?.restore?.median { add("restore_ms_100k", restoreT, value: r, limit: 80, op: "<=", unit: "ms", detail: "\(fmtMs(r)) ms") }
-    else { na("restore_ms_100k", restoreT, limit: 80, op: "<=", unit: "ms") }
+    let saveT = "save ≤ 35 ms (N = 100,000)", restoreT = "restore ≤ 60 ms (N = 100,000)", sizeT = "archive ≤ 120 bytes per object"
+    if let s = engine?.save?.median { add("save_ms_100k", saveT, value: s, limit: 35, op: "<=", unit: "ms", detail: "\(fmtMs(s)) ms") }
+    else { na("save_ms_100k", saveT, limit: 35, op: "<=", unit: "ms") }
+    if let r = engine?.restore?.median { add("restore_ms_100k", restoreT, value: r, limit: 60, op: "<=", unit: "ms", detail: "\(fmtMs(r)) ms") }
+    else { na("restore_ms_100k", restoreT, limit: 60, op: "<=", unit: "ms") }
     if let e = engine { add("archive_bytes_per_object", sizeT, value: e.bytesPerObject, limit: 120, op: "<=", unit: "bytes/object",
                             detail: String(format: "%.1f bytes/object", e.bytesPerObject)) }
     else { na("archive_bytes_per_object", sizeT, limit: 120, op: "<=", unit: "bytes/object") }
