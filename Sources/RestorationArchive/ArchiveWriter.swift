@@ -35,6 +35,9 @@ struct InternTable {
     /// The hash of each string (to grow the index without rehashing).
     @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
     @usableFromInline var index: HashIndex
+    /// `encodedSize`, kept as strings are inserted (not summed over the
+    /// table at each `finish`).
+    @usableFromInline var encodedBytes = 0
 
     init(expected: Int) {
         let e = max(16, min(expected, 1 << 24))
@@ -61,6 +64,7 @@ struct InternTable {
         hashes.initialize(from: o.hashes, count: o.count)
         count = o.count
         index = HashIndex(copying: o.index)
+        encodedBytes = o.encodedBytes
     }
 
     func release() {
@@ -102,6 +106,7 @@ struct InternTable {
         }
         if n > 0, let src = s.baseAddress { (arena + arenaCount).copyMemory(from: src, byteCount: n) }
         arenaCount += n
+        encodedBytes += varintSize(UInt64(n)) + n
         if count + 2 > startsCap {
             let newCap = growCapacity(startsCap, count + 2)
             let st = UnsafeMutablePointer<Int>.allocate(capacity: newCap)
@@ -128,15 +133,12 @@ struct InternTable {
         arenaCount = 0
         count = 0
         starts[0] = 0
+        encodedBytes = 0
         index.removeAll()
     }
 
     /// Bytes of this table in the archive: each string as varint length + bytes.
-    var encodedSize: Int {
-        var total = arenaCount
-        for i in 0..<count { total += varintSize(UInt64(starts[i + 1] - starts[i])) }
-        return total
-    }
+    var encodedSize: Int { encodedBytes }
 }
 
 // MARK: - Writer state
@@ -192,8 +194,11 @@ struct WriterCore {
     /// Carried records: records store `carry` (header flag `ArchiveFormat.flagRecordCarry`).
     @usableFromInline var recordCarry = false
     /// Where each record begins in the records section (size budgets: a
-    /// record's own bytes are the distance to the next one's start).
-    @usableFromInline var recordStarts: [UInt32] = []
+    /// record's own bytes are the distance to the next one's start):
+    /// `recordCount` entries (every `beginObject` adds one), room for
+    /// `recordStartsCap`. A plain buffer: appending checks no uniqueness.
+    @usableFromInline var recordStarts: UnsafeMutablePointer<UInt32>
+    @usableFromInline var recordStartsCap: Int
 
     /// Records above this many keys switch from a linear scan to a dictionary.
     @inlinable static var smallRecordKeys: Int { 16 }
@@ -206,7 +211,7 @@ struct WriterCore {
         keys = InternTable(expected: 64)
         // Identifiers usually repeat across parents ("row0", "row1", ...):
         // start small; the table grows when they do not.
-        names = InternTable(expected: max(64, est / 8))
+        names = InternTable(expected: max(64, est))
         fCap = 256
         fkeys = UnsafeMutablePointer<UInt64>.allocate(capacity: fCap)
         fTop = 0
@@ -220,6 +225,8 @@ struct WriterCore {
         recordCount = 0
         maxRef = -1
         sticky = nil
+        recordStartsCap = max(16, est &+ 1)
+        recordStarts = UnsafeMutablePointer<UInt32>.allocate(capacity: recordStartsCap)
     }
 
     init(copying o: WriterCore) {
@@ -246,7 +253,9 @@ struct WriterCore {
         sticky = o.sticky
         recordVersions = o.recordVersions
         recordCarry = o.recordCarry
-        recordStarts = o.recordStarts
+        recordStartsCap = o.recordStartsCap
+        recordStarts = UnsafeMutablePointer<UInt32>.allocate(capacity: recordStartsCap)
+        recordStarts.initialize(from: o.recordStarts, count: o.recordCount)
     }
 
     /// Back to the state of a new writer, keeping the memory.
@@ -266,7 +275,6 @@ struct WriterCore {
         sticky = nil
         recordVersions = false
         recordCarry = false
-        recordStarts.removeAll(keepingCapacity: true)
     }
 
     func release() {
@@ -275,6 +283,7 @@ struct WriterCore {
         names.release()
         fkeys.deallocate()
         saved.deallocate()
+        recordStarts.deallocate()
     }
 
     // MARK: buffer
@@ -444,66 +453,93 @@ struct WriterCore {
 
     // MARK: objects and nested records
 
+    /// Starts record `recordCount`. Misuse is noted in `sticky` (the first
+    /// problem wins, in this order: an object still open, too many objects,
+    /// a parent that is not an earlier record, a version or carry count the
+    /// header flags do not store); the record is written all the same.
+    @inlinable
     mutating func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0, carry: UInt32 = 0) {
-        if depth >= 0 {
-            if sticky == nil {
-                sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
-            }
-            while depth > 0 { popFrame() }
-            closeLength(fLenPos)
-            fTop = 0
-            depth = -1
-        }
+        if _slowPath(depth >= 0) { closeUnfinishedObject() }
         let index = recordCount
-        if index >= ArchiveLimits.maxObjects && sticky == nil {
-            sticky = .limit("more than \(ArchiveLimits.maxObjects) objects")
+        let parentOK = parent.map { $0 >= 0 && $0 < index } ?? true
+        if _slowPath(index >= ArchiveLimits.maxObjects || !parentOK
+                     || (version != 0 && !recordVersions) || (carry != 0 && !recordCarry)) {
+            noteObjectProblems(index, parent, version, carry)
         }
-        var delta: UInt64 = 0
-        if let parent = parent {
-            if parent >= 0 && parent < index {
-                delta = UInt64(index - parent)
-            } else if sticky == nil {
-                sticky = .state("record \(index): parent \(parent) is not an earlier record")
-            }
-        }
+        let delta: UInt64 = parentOK ? parent.map { UInt64(index &- $0) } ?? 0 : 0
         reserveUnchecked(32)
-        recordStarts.append(UInt32(truncatingIfNeeded: count))
+        if _slowPath(index == recordStartsCap) { growRecordStarts() }
+        recordStarts[index] = UInt32(truncatingIfNeeded: count)
         var p = out + count
         p += putVarint(p, UInt64(identifier))
         p += putVarint(p, delta)
-        p += putVarint(p, className.map { UInt64($0) + 1 } ?? 0)
-        if recordVersions {
-            p += putVarint(p, UInt64(version))
-        } else if version != 0 && sticky == nil {
-            sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
-        }
-        if recordCarry {
-            p += putVarint(p, UInt64(carry))
-        } else if carry != 0 && sticky == nil {
-            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
-        }
+        p += putVarint(p, className.map { UInt64($0) &+ 1 } ?? 0)
+        if recordVersions { p += putVarint(p, UInt64(version)) }
+        if recordCarry { p += putVarint(p, UInt64(carry)) }
         count = p - out
         fLenPos = count
-        count += 1
+        count &+= 1
         fTop = 0
         fStart = 0
         fBig = false
         fSeen = 0
         depth = 0
-        recordCount = index + 1
+        recordCount = index &+ 1
     }
 
-    mutating func endObject() throws(WriteFailure) {
-        if depth < 0 { throw WriteFailure.state("endObject: no object is open") }
-        if depth > 0 {
-            throw WriteFailure.state("endObject: record \(recordCount - 1) still has \(depth) nested record(s) open (endRecord is missing)")
+    /// beginObject while a record is still open: noted, and the record closed.
+    @usableFromInline @inline(never)
+    mutating func closeUnfinishedObject() {
+        if sticky == nil {
+            sticky = .state("beginObject was called while record \(recordCount - 1) was still open (endObject is missing)")
         }
+        while depth > 0 { popFrame() }
         closeLength(fLenPos)
-        if fBig { bigSets[0].removeAll(keepingCapacity: true) }
+        fTop = 0
+        depth = -1
+    }
+
+    @usableFromInline @inline(never)
+    mutating func noteObjectProblems(_ index: Int, _ parent: Int?, _ version: UInt32, _ carry: UInt32) {
+        if index >= ArchiveLimits.maxObjects && sticky == nil {
+            sticky = .limit("more than \(ArchiveLimits.maxObjects) objects")
+        }
+        if let parent, !(parent >= 0 && parent < index), sticky == nil {
+            sticky = .state("record \(index): parent \(parent) is not an earlier record")
+        }
+        if !recordVersions && version != 0 && sticky == nil {
+            sticky = .state("record \(index) has class version \(version), but the writer was not told to store versions (recordVersions)")
+        }
+        if !recordCarry && carry != 0 && sticky == nil {
+            sticky = .state("record \(index) is carried, but the writer was not told to store carry counts (recordCarry)")
+        }
+    }
+
+    @usableFromInline @inline(never)
+    mutating func growRecordStarts() {
+        let newCap = growCapacity(recordStartsCap, recordStartsCap &+ 1)
+        let p = UnsafeMutablePointer<UInt32>.allocate(capacity: newCap)
+        p.initialize(from: recordStarts, count: recordCount)
+        recordStarts.deallocate()
+        recordStarts = p
+        recordStartsCap = newCap
+    }
+
+    @inlinable
+    mutating func endObject() throws(WriteFailure) {
+        if _slowPath(depth != 0) { throw endObjectMisuse() }
+        closeLength(fLenPos)
+        if _slowPath(fBig) { bigSets[0].removeAll(keepingCapacity: true) }
         fTop = 0
         fBig = false
         fSeen = 0
         depth = -1
+    }
+
+    @usableFromInline @inline(never)
+    func endObjectMisuse() -> WriteFailure {
+        if depth < 0 { return WriteFailure.state("endObject: no object is open") }
+        return WriteFailure.state("endObject: record \(recordCount - 1) still has \(depth) nested record(s) open (endRecord is missing)")
     }
 
     mutating func beginRecord(_ key: UInt32) throws(WriteFailure) {
@@ -529,6 +565,7 @@ struct WriterCore {
     }
 
     /// Closes the current nested record.
+    @usableFromInline
     mutating func popFrame() {
         closeLength(fLenPos)
         if fBig { bigSets[depth].removeAll(keepingCapacity: true) }
@@ -714,12 +751,17 @@ public struct ArchiveWriter {
     /// Where record `i` (< recordCount) begins in the records section; its
     /// own bytes run to the next record's start (the last one's to
     /// `recordBytes`). Size budgets measure records with it.
-    public func recordStart(_ i: Int) -> Int { Int(_box.core.pointee.recordStarts[i]) }
+    public func recordStart(_ i: Int) -> Int {
+        let c = _box.core
+        precondition(i >= 0 && i < c.pointee.recordCount, "Index out of range")
+        return Int(c.pointee.recordStarts[i])
+    }
 
     /// Record `i`'s identifier (a name index), parent and class (a name
     /// index), read back from its header. Valid until the next `reset`.
     public func recordHeader(_ i: Int) -> (identifier: UInt32, parent: Int?, className: UInt32?) {
         let c = _box.core.pointee
+        precondition(i >= 0 && i < c.recordCount, "Index out of range")
         var r = ArchiveCursor(UnsafeRawPointer(c.out), at: Int(c.recordStarts[i]))
         let id = r.varint(c.count) ?? 0
         let delta = r.varint(c.count) ?? 0
@@ -997,6 +1039,201 @@ public struct ArchiveWriter {
     /// `finish`, reported before `allocate` is called.
     public mutating func finish(info: ArchiveInfo, into allocate: (Int) -> UnsafeMutableRawPointer?) throws(WriteFailure) -> (bytes: UnsafeMutableRawPointer, count: Int)? {
         try _core.pointee.finish(info: info, into: allocate)
+    }
+}
+
+// MARK: - The encode calls' fast lane
+
+/// `putVarint` with the 2- and 3-byte varints (values below 2^21: counts,
+/// small ints, references) stored without the byte loop; longer ones go
+/// through it. The same bytes as `putVarint`; the caller has 4 writable
+/// bytes at `p` (a 3-byte varint is stored as 4 bytes, the last one scratch
+/// past the varint's end, which the writer's `count` does not cover).
+@inlinable @inline(__always)
+func putShortVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
+    if x < 0x80 {
+        p.storeBytes(of: UInt8(truncatingIfNeeded: x), as: UInt8.self)
+        return 1
+    }
+    if x < 0x4000 {
+        let w = UInt16(truncatingIfNeeded: (x & 0x7F) | 0x80 | (x &<< 1) & 0x7F00)
+        p.storeBytes(of: w.littleEndian, as: UInt16.self)
+        return 2
+    }
+    if x < 0x20_0000 {
+        let w = UInt32(truncatingIfNeeded: (x & 0x7F) | 0x8080 | (x &<< 1) & 0x7F00 | (x &<< 2) & 0x7F_0000)
+        p.storeBytes(of: w.littleEndian, as: UInt32.self)
+        return 3
+    }
+    return putVarintSlow(p, x)
+}
+
+extension ArchiveWriter {
+    /// The writer's state for the values of one object, without the
+    /// copy-on-write check that every other mutating call makes (one check
+    /// here). The sink stays valid while this writer is neither copied,
+    /// assigned, reset nor finished: the engine takes one per encode
+    /// callback, during which nothing copies the writer.
+    @inlinable
+    public mutating func sink() -> FieldSink { FieldSink(_core) }
+}
+
+/// Writes a value the way the `ArchiveWriter` call of the same name does,
+/// when that call could do nothing but write it: each `try…` either writes
+/// exactly the bytes and keeps exactly the state that call would, or, when
+/// the call would do anything else (fail, grow the buffer, move a record to
+/// its dictionary of keys, write a key of 64 or more), changes nothing and
+/// returns false, and the caller makes the checked call. So the checked
+/// calls stay the one place where a value is refused.
+public struct FieldSink {
+    @usableFromInline let core: UnsafeMutablePointer<WriterCore>
+
+    @inlinable init(_ core: UnsafeMutablePointer<WriterCore>) { self.core = core }
+
+    /// Pushes the key and writes the header of a value of `tag` with at most
+    /// `payloadMax` payload bytes, when `openField` would do nothing else:
+    /// an object is open, the key is below 64 (its duplicate check is the
+    /// frame's bit set) and not yet written in the record, the record has
+    /// fewer than `smallRecordKeys` values (so no dictionary and far below
+    /// `maxValuesPerRecord`), and the key stack and the buffer have room
+    /// (`openField` reserves `payloadMax + 6`). Returns where the payload goes.
+    @inlinable @inline(__always)
+    func open(_ key: UInt32, _ tag: UInt8, _ payloadMax: Int) -> UnsafeMutableRawPointer? {
+        let c = core
+        let top = c.pointee.fTop
+        guard key < 64, c.pointee.depth >= 0, !c.pointee.fBig,
+              c.pointee.fSeen & (1 &<< UInt64(key)) == 0,
+              top &- c.pointee.fStart < WriterCore.smallRecordKeys, top < c.pointee.fCap,
+              payloadMax &+ 6 <= c.pointee.capacity &- c.pointee.count else { return nil }
+        c.pointee.fkeys[top] = UInt64(key) | (UInt64(tag) &<< 32)
+        c.pointee.fTop = top &+ 1
+        c.pointee.fSeen |= 1 &<< UInt64(key)
+        let p = c.pointee.out + c.pointee.count
+        if key < 15 {
+            p.storeBytes(of: UInt8(truncatingIfNeeded: key &<< 4) | tag, as: UInt8.self)
+            return p + 1
+        }
+        // 15...63: the escape, then key - 15 (below 0x80: one varint byte).
+        p.storeBytes(of: 0xF0 | tag, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: key &- 15), toByteOffset: 1, as: UInt8.self)
+        return p + 2
+    }
+
+    @inlinable @inline(__always)
+    public func tryBool(_ key: UInt32, _ v: Bool) -> Bool {
+        guard let p = open(key, v ? 1 : 0, 0) else { return false }
+        core.pointee.commit(p)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryInt(_ key: UInt32, _ v: Int64) -> Bool {
+        guard var p = open(key, ValueTag.int.rawValue, 10) else { return false }
+        p += putShortVarint(p, zigzag(v))
+        core.pointee.commit(p)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryDouble(_ key: UInt32, _ v: Double) -> Bool {
+        guard let p = open(key, ValueTag.double.rawValue, 8) else { return false }
+        p.storeBytes(of: v.bitPattern.littleEndian, as: UInt64.self)
+        core.pointee.commit(p + 8)
+        return true
+    }
+
+    @inlinable @inline(__always)
+    public func tryString(_ key: UInt32, _ utf8: UnsafeRawBufferPointer) -> Bool {
+        tryLengthPrefixed(key, ValueTag.string.rawValue, utf8)
+    }
+
+    @inlinable @inline(__always)
+    public func tryBytes(_ key: UInt32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        tryLengthPrefixed(key, ValueTag.bytes.rawValue, bytes)
+    }
+
+    @inlinable @inline(__always)
+    func tryLengthPrefixed(_ key: UInt32, _ tag: UInt8, _ data: UnsafeRawBufferPointer) -> Bool {
+        let n = data.count
+        guard n <= ArchiveLimits.maxArchiveBytes, var p = open(key, tag, n &+ 10) else { return false }
+        p += putVarint(p, UInt64(n))
+        if n > 0, let src = data.baseAddress {
+            copyBytes(p, src, n)
+            p += n
+        }
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// A reference to record `record` (`writeObject`).
+    @inlinable @inline(__always)
+    public func tryObject(_ key: UInt32, record: Int) -> Bool {
+        guard record >= 0, record < ArchiveLimits.maxObjects,
+              var p = open(key, ValueTag.object.rawValue, 10) else { return false }
+        p += putShortVarint(p, UInt64(record))
+        if record > core.pointee.maxRef { core.pointee.maxRef = record }
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// Up to 12 ints: their content (at most 1 + 12 * 10 bytes) always fits
+    /// the one length byte `writeIntArray` reserves.
+    @inlinable @inline(__always)
+    public func tryIntArray(_ key: UInt32, _ values: UnsafeBufferPointer<Int64>) -> Bool {
+        let n = values.count
+        guard n <= 12, let p0 = open(key, ValueTag.intArray.rawValue, n &* 10 &+ 20) else { return false }
+        var p = p0 + 1
+        p += putVarint(p, UInt64(n))
+        for v in values { p += putShortVarint(p, zigzag(v)) }
+        p0.storeBytes(of: UInt8(truncatingIfNeeded: p - (p0 + 1)), as: UInt8.self)
+        core.pointee.commit(p)
+        return true
+    }
+
+    /// Opens a nested record (`beginRecord`) below the depth limit.
+    @inlinable @inline(__always)
+    public func tryBeginRecord(_ key: UInt32) -> Bool {
+        let c = core
+        let d = c.pointee.depth
+        guard d < ArchiveLimits.maxRecordDepth, let p = open(key, ValueTag.record.rawValue, 1) else { return false }
+        c.pointee.saved[d] = SavedFrame(start: c.pointee.fStart, lenPos: c.pointee.fLenPos, big: c.pointee.fBig, seen: c.pointee.fSeen)
+        let lenPos = p - c.pointee.out
+        c.pointee.fLenPos = lenPos
+        c.pointee.count = lenPos &+ 1
+        c.pointee.fStart = c.pointee.fTop
+        c.pointee.fBig = false
+        c.pointee.fSeen = 0
+        c.pointee.depth = d &+ 1
+        return true
+    }
+
+    /// Closes the innermost nested record (`endRecord`) when one is open.
+    @inlinable @inline(__always)
+    public func tryEndRecord() -> Bool {
+        guard core.pointee.depth > 0 else { return false }
+        core.pointee.popFrame()
+        return true
+    }
+}
+
+extension FieldSink {
+    /// The save loop's calls around each object's values, as the
+    /// `ArchiveWriter` calls of the same names (without their copy-on-write
+    /// check each): the engine takes the sink before the object's record
+    /// begins and drops it after the record ends.
+    @inlinable
+    public func name(_ utf8: UnsafeRawBufferPointer) -> UInt32 {
+        core.pointee.names.intern(utf8)
+    }
+
+    @inlinable
+    public func beginObject(identifier: UInt32, parent: Int?, className: UInt32?, version: UInt32 = 0) {
+        core.pointee.beginObject(identifier: identifier, parent: parent, className: className, version: version)
+    }
+
+    @inlinable
+    public func endObject() throws(WriteFailure) {
+        try core.pointee.endObject()
     }
 }
 

@@ -54,27 +54,57 @@ func misuse(_ c: OpaquePointer, _ message: (Coder, KeyBytes) -> String, _ key: U
 extension CFace {
     public static func encode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Bool) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_bool") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_bool") }
-        }
+        return withCoder(c) { encodeBool($0, key, v) }
+    }
+
+    /// The fast lane (`Coder.fastLane`), else the checked path. Out of line
+    /// and called with the coder borrowed: `encode_bool` is then a tail call.
+    @inline(never)
+    static func encodeBool(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Bool) -> rst_status {
+        if coder.fastEncodeBool(key, v) { return RST_OK }
+        return encodeBoolChecked(coder, key, v)
+    }
+
+    /// What the core's fast lane declines (`Coder.fastLane`): the checked path.
+    @inline(never)
+    static func encodeBoolChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Bool) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeBool(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_bool") }
     }
 }
 
 extension CFace {
     public static func encode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Int64) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_int") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_int") }
-        }
+        return withCoder(c) { encodeInt($0, key, v) }
+    }
+
+    @inline(never)
+    static func encodeInt(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Int64) -> rst_status {
+        if coder.fastEncodeInt(key, v) { return RST_OK }
+        return encodeIntChecked(coder, key, v)
+    }
+
+    @inline(never)
+    static func encodeIntChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Int64) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeInt(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_int") }
     }
 }
 
 extension CFace {
     public static func encode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: Double) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_double") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_double") }
-        }
+        return withCoder(c) { encodeDouble($0, key, v) }
+    }
+
+    @inline(never)
+    static func encodeDouble(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Double) -> rst_status {
+        if coder.fastEncodeDouble(key, v) { return RST_OK }
+        return encodeDoubleChecked(coder, key, v)
+    }
+
+    @inline(never)
+    static func encodeDoubleChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ v: Double) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeDouble(KeyBytes(cString: key), v); return RST_OK } catch { return fail(error, in: "rst_encode_double") }
     }
 }
 
@@ -84,12 +114,22 @@ extension CFace {
         guard let utf8 else {
             return misuse(c, { coder, k in "rst_encode_string: \(coder.location), key '\(k.string)': the value is NULL" }, key)
         }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) {
-                try coder.encodeString(KeyBytes(cString: key), UnsafeRawBufferPointer(start: utf8, count: strlen(utf8)))
-                return RST_OK
-            } catch { return fail(error, in: "rst_encode_string") }
-        }
+        return withCoder(c) { encodeString($0, key, utf8) }
+    }
+
+    @inline(never)
+    static func encodeString(_ coder: Coder, _ key: UnsafePointer<CChar>, _ utf8: UnsafePointer<CChar>) -> rst_status {
+        let value = UnsafeRawBufferPointer(start: utf8, count: strlen(utf8))
+        if coder.fastEncodeString(key, value) { return RST_OK }
+        return encodeStringChecked(coder, key, value)
+    }
+
+    @inline(never)
+    static func encodeStringChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer) -> rst_status {
+        do throws(RestorationFailure) {
+            try coder.encodeString(KeyBytes(cString: key), value)
+            return RST_OK
+        } catch { return fail(error, in: "rst_encode_string") }
     }
 }
 
@@ -99,9 +139,19 @@ extension CFace {
         guard p != nil || n == 0 else {
             return misuse(c, { coder, k in "rst_encode_bytes: \(coder.location), key '\(k.string)': p is NULL but n is \(n)" }, key)
         }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), UnsafeRawBufferPointer(start: p, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_bytes") }
-        }
+        let value = UnsafeRawBufferPointer(start: p, count: n)
+        return withCoder(c) { encodeBytes($0, key, value) }
+    }
+
+    @inline(never)
+    static func encodeBytes(_ coder: Coder, _ key: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer) -> rst_status {
+        if coder.fastEncodeBytes(key, value) { return RST_OK }
+        return encodeBytesChecked(coder, key, value)
+    }
+
+    @inline(never)
+    static func encodeBytesChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ value: UnsafeRawBufferPointer) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeBytes(KeyBytes(cString: key), value); return RST_OK } catch { return fail(error, in: "rst_encode_bytes") }
     }
 }
 
@@ -112,10 +162,19 @@ extension CFace {
             return misuse(c, { coder, k in "rst_encode_object: \(coder.location), key '\(k.string)': the referenced object is NULL" }, key)
         }
         return withCoder(c) { coder in
-            Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(ref))._withUnsafeGuaranteedRef { target in
-                do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error, in: "rst_encode_object") }
-            }
+            Unmanaged<ObjectNode>.fromOpaque(UnsafeRawPointer(ref))._withUnsafeGuaranteedRef { encodeObject(coder, key, $0) }
         }
+    }
+
+    @inline(never)
+    static func encodeObject(_ coder: Coder, _ key: UnsafePointer<CChar>, _ target: ObjectNode) -> rst_status {
+        if coder.fastEncodeObject(key, target) { return RST_OK }
+        return encodeObjectChecked(coder, key, target)
+    }
+
+    @inline(never)
+    static func encodeObjectChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ target: ObjectNode) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeObject(KeyBytes(cString: key), target); return RST_OK } catch { return fail(error, in: "rst_encode_object") }
     }
 }
 
@@ -125,9 +184,19 @@ extension CFace {
         guard v != nil || n == 0 else {
             return misuse(c, { coder, k in "rst_encode_int_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
         }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), UnsafeBufferPointer(start: v, count: n)); return RST_OK } catch { return fail(error, in: "rst_encode_int_array") }
-        }
+        let values = UnsafeBufferPointer(start: v, count: n)
+        return withCoder(c) { encodeIntArray($0, key, values) }
+    }
+
+    @inline(never)
+    static func encodeIntArray(_ coder: Coder, _ key: UnsafePointer<CChar>, _ values: UnsafeBufferPointer<Int64>) -> rst_status {
+        if coder.fastEncodeIntArray(key, values) { return RST_OK }
+        return encodeIntArrayChecked(coder, key, values)
+    }
+
+    @inline(never)
+    static func encodeIntArrayChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ values: UnsafeBufferPointer<Int64>) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeIntArray(KeyBytes(cString: key), values); return RST_OK } catch { return fail(error, in: "rst_encode_int_array") }
     }
 }
 
@@ -154,18 +223,36 @@ extension CFace {
 extension CFace {
     public static func encode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
         guard let c, let key else { return encodeNull(c, "rst_encode_begin_record") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_encode_begin_record") }
-        }
+        return withCoder(c) { encodeBeginRecord($0, key) }
+    }
+
+    @inline(never)
+    static func encodeBeginRecord(_ coder: Coder, _ key: UnsafePointer<CChar>) -> rst_status {
+        if coder.fastEncodeBeginRecord(key) { return RST_OK }
+        return encodeBeginRecordChecked(coder, key)
+    }
+
+    @inline(never)
+    static func encodeBeginRecordChecked(_ coder: Coder, _ key: UnsafePointer<CChar>) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_encode_begin_record") }
     }
 }
 
 extension CFace {
     public static func encode_end_record(_ c: OpaquePointer!) -> rst_status {
         guard let c else { return fail(.invalid, "rst_encode_end_record: coder is NULL") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_encode_end_record") }
-        }
+        return withCoder(c) { encodeEndRecord($0) }
+    }
+
+    @inline(never)
+    static func encodeEndRecord(_ coder: Coder) -> rst_status {
+        if coder.fastEncodeEndRecord() { return RST_OK }
+        return encodeEndRecordChecked(coder)
+    }
+
+    @inline(never)
+    static func encodeEndRecordChecked(_ coder: Coder) -> rst_status {
+        do throws(RestorationFailure) { try coder.encodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_encode_end_record") }
     }
 }
 

@@ -8,7 +8,10 @@ struct EncodingRole {
     @usableFromInline var writer = ArchiveWriter()
     /// The first encode error of the save in progress; it fails the save.
     var failure: RestorationFailure? {
-        didSet { hasFailure = failure != nil }
+        didSet {
+            hasFailure = failure != nil
+            if hasFailure { lane = nil }
+        }
     }
     /// `failure != nil`, without copying it on every encode call.
     @usableFromInline private(set) var hasFailure = false
@@ -16,10 +19,28 @@ struct EncodingRole {
     @usableFromInline var saveGeneration = 0
     /// Sensitive values (Sensitivity.swift): set when this object's values
     /// must be asked about; an engine without a policy never sets it.
-    @usableFromInline var sensitivityOn = false
+    @usableFromInline var sensitivityOn = false {
+        didSet { if sensitivityOn { lane = nil } }
+    }
     /// Whether the save in progress has a policy (or is a portable export):
     /// only then does an encode callback ask the room. Set by the engine.
     var sensitivityInSave = false
+    /// The writer's sink (`FieldSink`) while a save writes its records:
+    /// taken after the writer's one copy-on-write check, dropped when the
+    /// records are written (nothing copies the writer in between).
+    @usableFromInline private(set) var sink: FieldSink?
+    /// The sink, while the C face's encode calls may use it (`Coder.fastLane`):
+    /// during the object's encode callback, until the save fails or one of
+    /// the object's values is asked about (`sensitivityOn`); each of those
+    /// clears it, so the fast lane checks one word instead of three flags.
+    @usableFromInline private(set) var lane: FieldSink?
+
+    /// Around the records of a save (`Engine.writeRecords`).
+    mutating func openSink() { sink = writer.sink() }
+    mutating func closeSink() { sink = nil }
+    /// Around its encode callback, inside `beginEncoding`/`endEncoding`.
+    mutating func openLane() { lane = hasFailure || sensitivityOn ? nil : sink }
+    mutating func closeLane() { lane = nil }
 
     /// Keeps `f` when it is the save's first failure.
     mutating func note(_ f: RestorationFailure) {
@@ -172,6 +193,104 @@ extension Coder {
             throw fail(RestorationFailure(.state, "\(location) has no open record to end"))
         }
         do { try encoding.writer.endRecord() } catch { throw record(error, key: KeyBytes(UnsafeRawBufferPointer(start: nil, count: 0))) }
+    }
+
+    // MARK: the fast lane of the C face's encode calls
+
+    /// The writer's sink and the key's index when an encode call from C may
+    /// go straight to the writer: an encode callback is running, the save
+    /// has not failed, none of this object's values is asked about
+    /// (sensitivity), and the key is in the cache (seen before in this
+    /// save, confirmed byte for byte). Otherwise nil: the call takes the
+    /// checked path (`encodeInt` and the others), which decides everything
+    /// again, so a refusal, its message and the save's failure come from
+    /// one place. `fastEncode…` return false, having written nothing, when
+    /// the sink declines too (see `FieldSink`).
+    @inlinable @inline(__always)
+    func fastLane(_ key: UnsafePointer<CChar>) -> (FieldSink, UInt32)? {
+        guard mode == .encoding, let sink = encoding.lane,   // no failure, no sensitivity (EncodingRole.lane)
+              let k = keys.lookup(cString: UnsafeRawPointer(key)) else { return nil }
+        return (sink, k)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBool(_ key: UnsafePointer<CChar>, _ v: Bool) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBool(k, v)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeInt(_ key: UnsafePointer<CChar>, _ v: Int64) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryInt(k, v)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeDouble(_ key: UnsafePointer<CChar>, _ v: Double) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryDouble(k, v)
+    }
+
+    /// `utf8` has no NUL byte (measured with strlen); it is checked for UTF-8 here.
+    @inlinable @inline(__always)
+    public func fastEncodeString(_ key: UnsafePointer<CChar>, _ utf8: UnsafeRawBufferPointer) -> Bool {
+        guard let (s, k) = fastLane(key), Coder.isLaneText(utf8) else { return false }
+        return s.tryString(k, utf8)
+    }
+
+    /// `ArgumentRules.isText`, with ASCII text of 8 bytes or more (without
+    /// NUL) confirmed a word at a time, the last word overlapping the one
+    /// before (no byte loop for the tail); anything else gets the full check.
+    @inlinable @inline(__always)
+    static func isLaneText(_ b: UnsafeRawBufferPointer) -> Bool {
+        let n = b.count
+        if n >= 8, let p = b.baseAddress {
+            // A byte >= 0x80 or a zero byte sets its high bit here (as in isText).
+            @inline(__always) func flags(_ w: UInt64) -> UInt64 { w | ((w &- 0x0101_0101_0101_0101) & ~w) }
+            var bad: UInt64 = 0
+            var i = 0
+            while i &+ 8 < n {
+                bad |= flags(p.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i &+= 8
+            }
+            bad |= flags(p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self))
+            if bad & 0x8080_8080_8080_8080 == 0 { return true }
+        }
+        return ArgumentRules.isText(b)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBytes(_ key: UnsafePointer<CChar>, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBytes(k, bytes)
+    }
+
+    /// A reference to an object of this save (`encodeObject`'s checks; a
+    /// reference the size budget drops takes the checked path).
+    @inlinable @inline(__always)
+    public func fastEncodeObject(_ key: UnsafePointer<CChar>, _ ref: ObjectNode) -> Bool {
+        guard let (s, k) = fastLane(key), ref.engine === engine, ref.isRegistered,
+              ref.saveGeneration == encoding.saveGeneration, ref.saveIndex >= 0 else { return false }
+        return s.tryObject(k, record: ref.saveIndex)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeIntArray(_ key: UnsafePointer<CChar>, _ values: UnsafeBufferPointer<Int64>) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryIntArray(k, values)
+    }
+
+    @inlinable @inline(__always)
+    public func fastEncodeBeginRecord(_ key: UnsafePointer<CChar>) -> Bool {
+        guard let (s, k) = fastLane(key) else { return false }
+        return s.tryBeginRecord(k)
+    }
+
+    /// After a failure (no lane) `encodeEndRecord` still ends the record.
+    @inlinable @inline(__always)
+    public func fastEncodeEndRecord() -> Bool {
+        guard mode == .encoding, let sink = encoding.lane else { return false }
+        return sink.tryEndRecord()
     }
 
     /// Sensitive values: true when the room left the value out or wrote it sealed.

@@ -964,6 +964,9 @@ public final class Engine {
         classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
         defer { classIndex.deallocate() }
         shortNameCache.initialize(repeating: (0, 0), count: 256)
+        // One sink for the records (nothing copies the writer until they are written).
+        coder.encoding.openSink()
+        defer { coder.encoding.closeSink() }
 
         if let cut {
             var pendingList = list
@@ -990,30 +993,36 @@ public final class Engine {
     }
 
     /// Writes one object of a save; returns the failure that ends the save.
+    /// The writer is reached through its sink (`FieldSink`, opened by
+    /// `writeRecords`: one copy-on-write check per save), which the
+    /// object's encode callback uses too (the C face's fast lane).
     @inline(__always)
     private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>, list: TrimmedList? = nil) -> RestorationFailure? {
-        let idIndex = nameIndex(n)
+        let sink = coder.encoding.sink.unsafelyUnwrapped
+        let idIndex = nameIndex(n, sink)
         var cls: UInt32? = nil
         if n.classID >= 0 {
             var k = classIndex[n.classID]
             if k == UInt32.max {
                 var cn = classTable[n.classID].name
-                k = cn.withUTF8 { coder.encoding.writer.name(UnsafeRawBufferPointer($0)) }
+                k = cn.withUTF8 { sink.name(UnsafeRawBufferPointer($0)) }
                 classIndex[n.classID] = k
             }
             cls = k
         }
-        let container = n.container.unsafelyUnwrapped
-        let parentIndex: Int? = container.isSentinel ? nil : container.saveIndex
+        // The container, borrowed (the engine owns every node: no retain).
+        let parentIndex: Int? = n.containerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.isSentinel ? nil : $0.saveIndex }
         if _slowPath(!saveVersions.isEmpty) {
-            coder.encoding.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
-                                     version: n.classID >= 0 ? saveVersions[n.classID] : 0)
+            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
+                             version: n.classID >= 0 ? saveVersions[n.classID] : 0)
         } else {
-            coder.encoding.writer.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
+            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
         }
         if n.handles(.encode) {
             coder.beginEncoding(n)
+            coder.encoding.openLane()
             n.call(.encode, coder)
+            coder.encoding.closeLane()
             coder.endEncoding()
         }
         if coder.encoding.hasFailure, let f = coder.encoding.failure {
@@ -1026,7 +1035,7 @@ public final class Engine {
             }
         }
         do {
-            try coder.encoding.writer.endObject()
+            try sink.endObject()
         } catch {
             return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (a record begun and not ended)")
         }
@@ -1035,13 +1044,13 @@ public final class Engine {
 
     /// The name index of a node's identifier in the archive being written.
     @inline(__always)
-    private func nameIndex(_ n: ObjectNode) -> UInt32 {
+    private func nameIndex(_ n: ObjectNode, _ sink: FieldSink) -> UInt32 {
         let bytes = n.identifierBytes
-        guard n.identifierCount <= 8 else { return theCoder.encoding.writer.name(bytes) }
+        guard n.identifierCount <= 8 else { return sink.name(bytes) }
         let key = n.identifierPrefix   // identifiers hold no NUL: the prefix is the identifier
         let e = shortNameCache + Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 56)
         if e.pointee.key == key { return e.pointee.index }
-        let index = theCoder.encoding.writer.name(bytes)
+        let index = sink.name(bytes)
         e.pointee = (key, index)
         return index
     }

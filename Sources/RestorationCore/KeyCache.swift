@@ -80,16 +80,34 @@ struct KeyCache {
         return e.pointee.index
     }
 
-    /// A NUL-terminated C key.
+    /// A NUL-terminated C key. One of at most 8 bytes (the cached key's
+    /// length) is compared byte by byte with the cached prefix, its NUL
+    /// included, without measuring it first: byte i is read only after
+    /// bytes 0..<i matched the cached key's, none of which is NUL, so
+    /// nothing past the key's terminator is read. A longer one is measured
+    /// and compared with the copy.
     @inlinable @inline(__always)
     func lookup(cString p: UnsafeRawPointer) -> UInt32? {
         let e = entries + slot(p)
         guard e.pointee.address == p else { return nil }
+        let n = e.pointee.count
+        if n > 8 { return lookupLong(cString: p, e) }
+        var w = e.pointee.prefix
+        var i = 0
+        while i < n {
+            if p.load(fromByteOffset: i, as: UInt8.self) != UInt8(truncatingIfNeeded: w) { return nil }
+            w &>>= 8
+            i &+= 1
+        }
+        return p.load(fromByteOffset: n, as: UInt8.self) == 0 ? e.pointee.index : nil
+    }
+
+    /// A C key whose cached key is longer than 8 bytes.
+    @usableFromInline @inline(never)
+    func lookupLong(cString p: UnsafeRawPointer, _ e: UnsafeMutablePointer<Entry>) -> UInt32? {
         let n = strlen(p.assumingMemoryBound(to: CChar.self))
         guard n == e.pointee.count else { return nil }
-        let key = UnsafeRawBufferPointer(start: p, count: n)
-        if n <= 8 { return ObjectNode.prefix(key) == e.pointee.prefix ? e.pointee.index : nil }
-        return lookupLong(key, e)
+        return lookupLong(UnsafeRawBufferPointer(start: p, count: n), e)
     }
 
     /// A key longer than 8 bytes, compared with the copy.
