@@ -345,6 +345,96 @@ public final class ArchiveReader {
         return nil
     }
 
+    /// The fast path of `find` for a record read in the order it was
+    /// written: the field at `pos` when its key is `key` and its raw tag
+    /// `rawTag` (for `boolFalse`, either bool), read whole before `end`;
+    /// nil otherwise, and then `find` decides. `pos` and `end` are a hint
+    /// and a range end of `find`: keys are unique within a record, so the
+    /// field found here is the one `find` would return first from that
+    /// hint, with the same payload and end. It takes keys below 15 + 128
+    /// (at most one byte of key extension), ints and references whose
+    /// varint the archive's next 8 bytes hold, and lengths below 128;
+    /// anything else returns nil. Every read is checked against `end`
+    /// and the archive's size, whatever `pos` and `end` are.
+    @inlinable @inline(__always)
+    public func field(at pos: Int, before end: Int, key: UInt32, rawTag: UInt8) -> Field? {
+        guard let (p, tag) = _header(at: pos, before: end, key: key, rawTag: rawTag) else { return nil }
+        let b = _base
+        switch PayloadShape.of(rawTag: rawTag) {
+        case .none:
+            return Field(key: key, rawTag: tag, payload: p, end: p)
+        case .zigzag, .recordIndex:
+            guard _byteCount &- p >= 8 else { return nil }
+            let w = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+            let stops = ~w & 0x8080_8080_8080_8080
+            guard stops != 0 else { return nil }
+            let e = p &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+            guard e <= end else { return nil }
+            return Field(key: key, rawTag: tag, payload: p, end: e)
+        case .fixed64:
+            guard end &- p >= 8 else { return nil }
+            return Field(key: key, rawTag: tag, payload: p, end: p &+ 8)
+        case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
+            guard p < end else { return nil }
+            let len = Int(b.load(fromByteOffset: p, as: UInt8.self))
+            let s = p &+ 1
+            guard len < 0x80 && len <= end &- s else { return nil }
+            return Field(key: key, rawTag: tag, payload: s, end: s &+ len)
+        }
+    }
+
+    /// `field(at:before:key:rawTag:)` for an int: its value (as `int`
+    /// reads it) and the field's end.
+    @inlinable @inline(__always)
+    public func intField(at pos: Int, before end: Int, key: UInt32) -> (value: Int64, end: Int)? {
+        guard let (p, _) = _header(at: pos, before: end, key: key, rawTag: ValueTag.int.rawValue),
+              let (v, e) = _wordVarint(at: p, before: end) else { return nil }
+        return (unzigzag(v), e)
+    }
+
+    /// `field(at:before:key:rawTag:)` for an object reference: its record
+    /// (as `objectRecord` reads it) and the field's end.
+    @inlinable @inline(__always)
+    public func objectField(at pos: Int, before end: Int, key: UInt32) -> (record: Int, end: Int)? {
+        guard let (p, _) = _header(at: pos, before: end, key: key, rawTag: ValueTag.object.rawValue),
+              let (v, e) = _wordVarint(at: p, before: end) else { return nil }
+        return (Int(truncatingIfNeeded: v), e)
+    }
+
+    /// The header of the field at `pos` when it has key `key` and raw tag
+    /// `rawTag` (for `boolFalse`, either bool): where its payload starts,
+    /// and its tag. Keys below 15 + 128 only (at most one byte of key
+    /// extension); nil for any other field or a position outside the
+    /// archive or not before `end`.
+    @inlinable @inline(__always)
+    func _header(at pos: Int, before end: Int, key: UInt32, rawTag: UInt8) -> (Int, UInt8)? {
+        guard pos >= 0 && pos < end && end <= _byteCount else { return nil }
+        let b = _base
+        let h = b.load(fromByteOffset: pos, as: UInt8.self)
+        // A bool is asked for as boolFalse and may be either.
+        let tagMask: UInt8 = rawTag == ValueTag.boolFalse.rawValue ? 0xFE : 0xFF
+        if key < 15 {
+            guard h & tagMask == UInt8(truncatingIfNeeded: key &<< 4) | rawTag else { return nil }
+            return (pos &+ 1, h & 0x0F)
+        }
+        let p = pos &+ 1
+        guard h & tagMask == 0xF0 | rawTag, key &- 15 < 0x80, p < end,
+              b.load(fromByteOffset: p, as: UInt8.self) == UInt8(truncatingIfNeeded: key &- 15) else { return nil }
+        return (p &+ 1, h & 0x0F)
+    }
+
+    /// The varint at `p` (at least 0) and where it ends, when the archive
+    /// has 8 bytes there and the varint ends within them and by `end`;
+    /// else nil. Such a varint can be neither too long nor overflow, so
+    /// this is what the varint reader returns with `end` as its limit.
+    @inlinable @inline(__always)
+    func _wordVarint(at p: Int, before end: Int) -> (UInt64, Int)? {
+        guard _byteCount &- p >= 8,
+              let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: p, as: UInt64.self))),
+              p &+ len <= end else { return nil }
+        return (v, p &+ len)
+    }
+
     /// Every field of the range in order, future types included (their
     /// `tag` is nil).
     @inlinable
@@ -362,28 +452,31 @@ public final class ArchiveReader {
 
     @inlinable public func bool(_ f: Field) -> Bool { f.rawTag == ValueTag.boolTrue.rawValue }
 
-    @inlinable public func int(_ f: Field) -> Int64 {
-        let limit = min(f.end, _byteCount)
-        // A field's varint ends at the field's end, so the varint reader's
-        // one-word path (8 bytes before the limit) never applies: load the
-        // word when the archive has 8 bytes there, and keep the value when
-        // the varint ends within the limit (what the reader would return).
-        if f.payload >= 0 && _byteCount &- f.payload >= 8,
-           let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: f.payload, as: UInt64.self))),
-           f.payload &+ len <= limit {
-            return unzigzag(v)
-        }
-        var c = ArchiveCursor(_base, at: f.payload)
-        return unzigzag(c.varint(limit) ?? 0)
+    @inlinable @inline(__always) public func int(_ f: Field) -> Int64 {
+        unzigzag(_varint(f))
     }
 
-    @inlinable public func double(_ f: Field) -> Double {
+    /// The varint at the start of an int's or a reference's payload (0
+    /// when it does not end within the field). A field's varint ends at
+    /// the field's end, so the varint reader's one-word path (8 bytes
+    /// before the limit) never applies: load the word when the archive
+    /// has 8 bytes there, and keep the value when the varint ends within
+    /// the limit (what the reader would return).
+    @inlinable @inline(__always)
+    func _varint(_ f: Field) -> UInt64 {
+        let limit = min(f.end, _byteCount)
+        if f.payload >= 0, let (v, _) = _wordVarint(at: f.payload, before: limit) { return v }
+        var c = ArchiveCursor(_base, at: f.payload)
+        return c.varint(limit) ?? 0
+    }
+
+    @inlinable @inline(__always) public func double(_ f: Field) -> Double {
         guard f.payload >= 0 && f.payload &+ 8 <= _byteCount else { return .nan }
         return Double(bitPattern: UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: f.payload, as: UInt64.self)))
     }
 
     /// The content of a string or bytes value (no NUL terminator).
-    @inlinable public func bytes(_ f: Field) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always) public func bytes(_ f: Field) -> UnsafeRawBufferPointer {
         guard f.payload >= 0 && f.payload <= f.end && f.end <= _byteCount else {
             return UnsafeRawBufferPointer(start: _base, count: 0)
         }
@@ -395,9 +488,8 @@ public final class ArchiveReader {
         String(decoding: bytes(f), as: UTF8.self)
     }
 
-    @inlinable public func objectRecord(_ f: Field) -> Int {
-        var c = ArchiveCursor(_base, at: f.payload)
-        return Int(truncatingIfNeeded: c.varint(min(f.end, _byteCount)) ?? 0)
+    @inlinable @inline(__always) public func objectRecord(_ f: Field) -> Int {
+        Int(truncatingIfNeeded: _varint(f))
     }
 
     @inlinable public func intArrayCount(_ f: Field) -> Int {
@@ -416,6 +508,26 @@ public final class ArchiveReader {
             buffer[i] = unzigzag(c.varint(limit) ?? 0)
             i &+= 1
         }
+    }
+
+    /// The count of an int array, and its elements copied into `buffer`
+    /// when it has room for all of them (`copied`; also true for an empty
+    /// array): `intArrayCount` and `intArray(_:into:)` in one pass, the
+    /// position kept in a register.
+    @inlinable @inline(__always)
+    public func intArray(_ f: Field, ifRoomIn buffer: UnsafeMutableBufferPointer<Int64>?) -> (count: Int, copied: Bool) {
+        let limit = min(f.end, _byteCount)
+        var p = f.payload
+        guard p >= 0 else { return (0, true) }
+        let n = Int(truncatingIfNeeded: readVarint(_base, &p, limit) ?? 0)
+        guard let buffer, buffer.count >= n else { return (n, n == 0) }
+        let out = buffer.baseAddress.unsafelyUnwrapped
+        var i = 0
+        while i < n {
+            out[i] = unzigzag(readVarint(_base, &p, limit) ?? 0)
+            i &+= 1
+        }
+        return (n, true)
     }
 
     @inlinable public func stringArrayCount(_ f: Field) -> Int {

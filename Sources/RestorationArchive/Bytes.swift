@@ -400,9 +400,10 @@ func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool
 
 /// memcpy for the short strings values usually are: up to 16 bytes inline
 /// with overlapping word moves, longer ones through the standard library.
-/// The writer reserves capacity beyond `n`, and `n > 0`.
+/// The writer reserves capacity beyond `n`, and `n > 0` (the C face's
+/// C-string arena copies decoded strings with it too).
 @inlinable @inline(__always)
-func copyBytes(_ dst: UnsafeMutableRawPointer, _ src: UnsafeRawPointer, _ n: Int) {
+public func copyBytes(_ dst: UnsafeMutableRawPointer, _ src: UnsafeRawPointer, _ n: Int) {
     if n >= 8 && n <= 16 {
         let a = src.loadUnaligned(as: UInt64.self)
         let b = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
@@ -471,6 +472,53 @@ func utf8Violation(_ p: UnsafeRawPointer, _ n: Int) -> Int {
         }
     }
     return -1
+}
+
+/// The `n` bytes at `p` of a short text (at most 16) as two words, for a
+/// check without a loop: bytes past `n` read as 0x01 (an ASCII byte that
+/// is not NUL), and the two words overlap when n > 8. nil when n > 16, or
+/// when n < 8 and fewer than 8 bytes can be read at `p` (`readable`: the
+/// bytes readable there, at least n); then the caller takes the general
+/// way. Nothing is read outside p ..< p + max(n, min(8, readable)).
+@inlinable @inline(__always)
+func shortTextWords(_ p: UnsafeRawPointer, _ n: Int, readable: Int) -> (UInt64, UInt64)? {
+    if n >= 8 {
+        guard n <= 16 else { return nil }
+        return (UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)),
+                UInt64(littleEndian: p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)))
+    }
+    if n == 0 { return (0x0101_0101_0101_0101, 0x0101_0101_0101_0101) }
+    guard readable >= 8 else { return nil }
+    let keep: UInt64 = (1 &<< UInt64(n &* 8)) &- 1
+    let w = (UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)) & keep) | (0x0101_0101_0101_0101 & ~keep)
+    return (w, w)
+}
+
+/// True when every byte of `w` is ASCII and not NUL (1...127).
+@inlinable @inline(__always)
+func wordIsASCIIWithoutNUL(_ w: UInt64) -> Bool {
+    ((w &- 0x0101_0101_0101_0101) | w) & 0x8080_8080_8080_8080 == 0
+}
+
+/// True when some byte of `w` is `byte` (for words whose bytes are all
+/// ASCII: exact then).
+@inlinable @inline(__always)
+func wordHasByte(_ w: UInt64, _ byte: UInt8) -> Bool {
+    let x = w ^ (UInt64(byte) &* 0x0101_0101_0101_0101)
+    return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0
+}
+
+/// `utf8Violation(p, n) < 0` for text, without a call for the short ASCII
+/// text values usually are: at most 16 ASCII bytes without NUL are
+/// checked with two word loads (`shortTextWords`); anything else goes to
+/// `utf8Violation`. `readable`: the bytes that can be read at `p`.
+@inlinable @inline(__always)
+func isText(_ p: UnsafeRawPointer, _ n: Int, readable: Int) -> Bool {
+    if let (a, b) = shortTextWords(p, n, readable: readable),
+       wordIsASCIIWithoutNUL(a) && wordIsASCIIWithoutNUL(b) {
+        return true
+    }
+    return utf8Violation(p, n) < 0
 }
 
 /// True when the bytes are valid UTF-8 without NUL.

@@ -415,11 +415,17 @@ struct Validator {
                 throw corrupt("name \(i) length \(len) runs past the end of the archive", at: at)
             }
             let l = Int(len)
-            try checkText(l, "name")
+            var slash: UInt8 = 0
+            if let (w1, w2) = shortTextWords(b + pos, l, readable: n &- pos),
+               wordIsASCIIWithoutNUL(w1) && wordIsASCIIWithoutNUL(w2) {
+                // Short ASCII text (most names): checked and searched for '/' a word at a time.
+                slash = wordHasByte(w1, 0x2F) || wordHasByte(w2, 0x2F) ? 1 : 0
+            } else {
+                try checkText(l, "name")
+                for j in 0..<l where u8(pos + j) == 0x2F { slash = 1; break }
+            }
             let r = StrRef(start: UInt32(pos), len: UInt32(l))
             names[i] = r
-            var slash: UInt8 = 0
-            for j in 0..<l where u8(pos + j) == 0x2F { slash = 1; break }
             nameFlags[i] = slash
             cursor.skip(l)
         }
@@ -651,6 +657,114 @@ struct Validator {
                 big = f.big
                 seen = f.seen
                 continue
+            }
+            // Common fields first, with what the general way below would
+            // change and nothing more: keys of one header byte, below 64
+            // and new, in a frame of fewer than 16 keys, holding a bool, an
+            // int, a double, a short string or bytes, or an object
+            // reference, read whole and valid. The state lives in locals
+            // for the run of such fields, and is stored once after it. A
+            // field that is anything else, or anything wrong, ends the run
+            // with nothing changed for it and goes the general way, which
+            // reads it from its start (every check and message is there).
+            if !big {
+                var p = pos
+                var top = keyTop
+                var sn = seen
+                var rc = refCount
+                var fw = forward
+                var topLimit = min(keyCap, fks &+ 16)
+                let refs = self.refs
+                let refCap = self.refCap
+                let oc = UInt64(objectCount)
+                let n = self.n
+                let keyStack = self.keyStack
+                skim: while p < fe && top < topLimit {
+                    let h = b.load(fromByteOffset: p, as: UInt8.self)
+                    let key = UInt64(h &>> 4)
+                    let bit: UInt64 = 1 &<< key
+                    guard key < 15 && key < kc && sn & bit == 0 else { break skim }
+                    var q = p &+ 1
+                    switch h & 0x0F {
+                    case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
+                        break
+                    case ValueTag.int.rawValue:
+                        // The varint's end from one word when the archive has 8 bytes there.
+                        guard n &- q >= 8 else { break skim }
+                        let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: q, as: UInt64.self)) & 0x8080_8080_8080_8080
+                        let e = q &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+                        guard stops != 0 && e <= fe else { break skim }
+                        q = e
+                    case ValueTag.double.rawValue:
+                        guard fe &- q >= 8 else { break skim }
+                        q &+= 8
+                    case ValueTag.string.rawValue, ValueTag.bytes.rawValue:
+                        guard q < fe else { break skim }
+                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let s = q &+ 1
+                        guard len < 0x80 && len <= fe &- s,
+                              h & 0x0F == ValueTag.bytes.rawValue || isText(b + s, len, readable: n &- s) else { break skim }
+                        q = s &+ len
+                    case ValueTag.object.rawValue:
+                        guard rc < refCap, let target = readVarint(b, &q, fe), target < oc else { break skim }
+                        if target >= UInt64(r) { fw = true }
+                        refs[rc] = Int32(truncatingIfNeeded: target)
+                        rc &+= 1
+                    case ValueTag.intArray.rawValue:
+                        // Length and count of one byte; elements of up to 8
+                        // bytes, each found from one word; they must end
+                        // exactly at the array's end.
+                        guard q < fe else { break skim }
+                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let s = q &+ 1
+                        guard len < 0x80 && len <= fe &- s && len > 0 else { break skim }
+                        let ce = s &+ len
+                        var count = Int(b.load(fromByteOffset: s, as: UInt8.self))
+                        var e = s &+ 1
+                        guard count < 0x80 && count <= ce &- e else { break skim }
+                        while count > 0 {
+                            guard n &- e >= 8 else { break skim }
+                            let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: e, as: UInt64.self)) & 0x8080_8080_8080_8080
+                            guard stops != 0 else { break skim }
+                            e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            count &-= 1
+                        }
+                        guard e == ce else { break skim }
+                        q = ce
+                    case ValueTag.record.rawValue:
+                        // A nested record of one length byte: the frame
+                        // opened as the general way opens it, and the run
+                        // goes on inside it.
+                        guard q < fe else { break skim }
+                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let s = q &+ 1
+                        guard len < 0x80 && len <= fe &- s && d < ArchiveLimits.maxRecordDepth else { break skim }
+                        sn |= bit
+                        keyStack[top] = UInt32(truncatingIfNeeded: key)
+                        top &+= 1
+                        frames[d] = Frame(end: fe, keyStart: fks, big: false, key: UInt32(truncatingIfNeeded: key), seen: sn)
+                        d &+= 1
+                        depth = d
+                        fe = s &+ len
+                        fks = top
+                        sn = 0
+                        topLimit = min(keyCap, fks &+ 16)
+                        p = s
+                        continue skim
+                    default:
+                        break skim
+                    }
+                    sn |= bit
+                    keyStack[top] = UInt32(truncatingIfNeeded: key)
+                    top &+= 1
+                    p = q
+                }
+                pos = p
+                keyTop = top
+                seen = sn
+                refCount = rc
+                forward = fw
+                if p >= fe { continue }
             }
             let fieldAt = pos
             let h = cursor.byte()

@@ -1,3 +1,4 @@
+import RestorationArchive
 import RestorationCore
 
 /// Bump allocator for the NUL-terminated copies that decode hands out as
@@ -46,7 +47,10 @@ final class CStringArena: CoderAttachment {
         }
         let d = dst.unsafelyUnwrapped
         if n > 0, let src = bytes.baseAddress {
-            d.copyMemory(from: src, byteCount: n)
+            // Short strings (4 to 16 bytes, what values usually are) as two
+            // overlapping moves within the n bytes of `src` and the n + 1 of
+            // `d`, without a call.
+            copyBytes(d, src, n)
         }
         d.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
         next = d + (n &+ 1)

@@ -52,6 +52,40 @@ struct DecodingRole {
         return f
     }
 
+    /// The field with key index k and raw tag `rawTag` when it is the one
+    /// at the open record's hint (a record read in the order it was
+    /// written), and the hint moved past it; nil otherwise, with nothing
+    /// changed (then `find` decides). `ArchiveReader.field(at:before:key:rawTag:)`
+    /// returns only the field `find` would return first from the hint.
+    @inlinable @inline(__always)
+    func next(_ k: UInt32, _ rawTag: UInt8) -> ArchiveReader.Field? {
+        atHint { r, hint, end in r.field(at: hint, before: end, key: k, rawTag: rawTag).map { ($0, $0.end) } }
+    }
+
+    /// `next` for an int: its value.
+    @inlinable @inline(__always)
+    func nextInt(_ k: UInt32) -> Int64? {
+        atHint { r, hint, end in r.intField(at: hint, before: end, key: k) }
+    }
+
+    /// `next` for an object reference: the record it refers to.
+    @inlinable @inline(__always)
+    func nextObject(_ k: UInt32) -> Int? {
+        atHint { r, hint, end in r.objectField(at: hint, before: end, key: k) }
+    }
+
+    /// What `read` finds at the open record's hint (given the hint and the
+    /// record's end), the hint moved to the end it returns.
+    @inlinable @inline(__always)
+    func atHint<T>(_ read: (ArchiveReader, Int, Int) -> (T, Int)?) -> T? {
+        let d = depth
+        let end = ranges[d].end
+        let hint = hints[d]
+        guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ read($0, hint, end) }) else { return nil }
+        hints[d] = e
+        return v
+    }
+
     /// Enters a nested record.
     @inlinable @inline(__always)
     mutating func enter(_ range: ArchiveReader.FieldRange) {
@@ -64,11 +98,18 @@ struct DecodingRole {
 // MARK: - the decoding role's operations
 
 extension Coder {
+    /// The index of `key` in the archive being read (`KeyCache.absent`
+    /// when it has none); fails outside a decode callback or factory.
+    @inlinable @inline(__always)
+    func decodingKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+        guard mode == .decoding || mode == .factory, decoding.readerRef != nil else { throw stateFailure(encode: false) }
+        return cachedKey(key) ?? newDecodingKey(key)
+    }
+
     /// The field under `key` in the current record, or nil when absent.
     @inlinable @inline(__always)
     func field(_ key: KeyBytes) throws(RestorationFailure) -> ArchiveReader.Field? {
-        guard mode == .decoding || mode == .factory, decoding.readerRef != nil else { throw stateFailure(encode: false) }
-        let k = cachedKey(key) ?? newDecodingKey(key)
+        let k = try decodingKey(key)
         if k == KeyCache.absent { return nil }
         return decoding.find(k)
     }
@@ -81,9 +122,21 @@ extension Coder {
         return k
     }
 
+    /// The field under `key`, of type `expected` (a bool for `.boolFalse`):
+    /// the field at the open record's hint when it is that one (a record
+    /// read in save order), else `typedSlow`.
     @inlinable @inline(__always)
     func typed(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
-        guard let f = try field(key) else { throw missing(key) }
+        let k = try decodingKey(key)
+        if k != KeyCache.absent, let f = decoding.next(k, expected.rawValue) { return f }
+        return try typedSlow(key, k, expected)
+    }
+
+    /// `typed` by a scan of the record (`find`): any order, and the
+    /// failures (no such key, another type).
+    @usableFromInline @inline(never)
+    func typedSlow(_ key: KeyBytes, _ k: UInt32, _ expected: ValueTag) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard k != KeyCache.absent, let f = decoding.find(k) else { throw missing(key) }
         let tag = f.tag
         if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
         throw mismatch(key, tag, expected)
@@ -99,7 +152,9 @@ extension Coder {
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
         if _slowPath(mode == .migrating) { return try editor.int(key) }
-        let f = try typed(key, .int)
+        let k = try decodingKey(key)
+        if k != KeyCache.absent, let v = decoding.nextInt(k) { return v }
+        let f = try typedSlow(key, k, .int)
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.int(f) }
     }
 
@@ -114,9 +169,23 @@ extension Coder {
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         if _slowPath(mode == .migrating) { return try editor.text(key) }
-        guard let f = try field(key) else { throw missing(key) }
-        if _slowPath(f.rawTag != ValueTag.string.rawValue) { try osStringAsText(key, f) }
+        let k = try decodingKey(key)
+        let f: ArchiveReader.Field
+        if k != KeyCache.absent, let g = decoding.next(k, ValueTag.string.rawValue) {
+            f = g
+        } else {
+            f = try stringFieldSlow(key, k)
+        }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    /// The field of `decodeStringBytes` by a scan (`find`): a string out
+    /// of save order, or an OS string that is text.
+    @usableFromInline @inline(never)
+    func stringFieldSlow(_ key: KeyBytes, _ k: UInt32) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard k != KeyCache.absent, let f = decoding.find(k) else { throw missing(key) }
+        if f.rawTag != ValueTag.string.rawValue { try osStringAsText(key, f) }
+        return f
     }
 
     public func decodeString(_ key: KeyBytes) throws(RestorationFailure) -> String {
@@ -127,11 +196,25 @@ extension Coder {
     @inlinable @inline(__always)
     public func decodeBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
         if _slowPath(mode == .migrating) { return try editor.rawBytes(key) }
-        guard let f = try field(key) else { throw missing(key) }
-        if _slowPath(f.rawTag != ValueTag.bytes.rawValue && f.rawTag != ValueTag.osString.rawValue) {
-            throw mismatch(key, f.tag, .bytes)
+        let k = try decodingKey(key)
+        let f: ArchiveReader.Field
+        if k != KeyCache.absent, let g = decoding.next(k, ValueTag.bytes.rawValue) {
+            f = g
+        } else {
+            f = try bytesFieldSlow(key, k)
         }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    /// The field of `decodeBytes` by a scan (`find`): bytes out of save
+    /// order, or an OS string.
+    @usableFromInline @inline(never)
+    func bytesFieldSlow(_ key: KeyBytes, _ k: UInt32) throws(RestorationFailure) -> ArchiveReader.Field {
+        guard k != KeyCache.absent, let f = decoding.find(k) else { throw missing(key) }
+        if f.rawTag != ValueTag.bytes.rawValue && f.rawTag != ValueTag.osString.rawValue {
+            throw mismatch(key, f.tag, .bytes)
+        }
+        return f
     }
 
     public func decodeObject(_ key: KeyBytes) throws(RestorationFailure) -> ObjectNode {
@@ -141,8 +224,14 @@ extension Coder {
     /// The referenced object's handle (`rst_object *`), without reference counting.
     @inlinable @inline(__always)
     public func decodeObjectHandle(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeMutableRawPointer {
-        let f = try typed(key, .object)
-        let target = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        let k = try decodingKey(key)
+        let target: Int
+        if k != KeyCache.absent, let t = decoding.nextObject(k) {
+            target = t
+        } else {
+            let f = try typedSlow(key, k, .object)
+            target = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.objectRecord(f) }
+        }
         guard let sessionRef = decoding.sessionRef else { throw stateFailure(encode: false) }
         if let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) { return h }
         throw unresolvedReference(key, target)
@@ -161,11 +250,7 @@ extension Coder {
     public func decodeIntArray(_ key: KeyBytes, into buffer: UnsafeMutableBufferPointer<Int64>?) throws(RestorationFailure) -> (count: Int, copied: Bool) {
         if _slowPath(mode == .migrating) { return try editor.intArray(key, into: buffer) }
         let f = try typed(key, .intArray)
-        let r = decoding.reader.unsafelyUnwrapped
-        let n = r.intArrayCount(f)
-        guard let buffer, buffer.count >= n else { return (n, n == 0) }
-        r.intArray(f, into: buffer)
-        return (n, true)
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArray(f, ifRoomIn: buffer) }
     }
 
     public func decodeIntArray(_ key: KeyBytes) throws(RestorationFailure) -> [Int64] {

@@ -182,4 +182,160 @@ final class FormatTableTests: XCTestCase {
             XCTAssertEqual(varintProblem(b.baseAddress!, at: 0, b.count), .overflow)
         }
     }
+
+    /// `field(at:before:key:rawTag:)`, the save-order fast path of the
+    /// coder's decode calls, returns only what `find` returns from the same
+    /// hint, with the same tag check the coder makes, and takes the fields
+    /// it is meant for: keys of one header byte and of a one-byte
+    /// extension, lengths below 128, ints whose varint the next 8 bytes hold.
+    func testSaveOrderFieldAgreesWithFind() throws {
+        var values: [ArchiveValue] = [
+            .bool(false), .bool(true), .int(0), .int(-1), .int(1 << 40), .int(Int64.min), .int(Int64.max),
+            .double(1.5), .string(""), .string("x"), .string(String(repeating: "s", count: 127)),
+            .string(String(repeating: "t", count: 128)), .string(String(repeating: "u", count: 300)),
+            .bytes([]), .bytes([1, 2, 3]), .bytes([UInt8](repeating: 7, count: 200)),
+            .object(record: 0), .object(record: 1), .intArray([1, -2, 300]), .stringArray(["a", "bc"]),
+            .objectArray([0, 1]), .osString([0xFF, 0x41]), .unknown(tag: 15, payload: [9, 9]),
+            .record([ArchiveEntry(key: "k0", value: .int(5)), ArchiveEntry(key: "inner", value: .string("in")),
+                     ArchiveEntry(key: "deep", value: .record([ArchiveEntry(key: "k1", value: .bool(true))]))]),
+        ]
+        // Keys 0..<15 (one header byte), 15..<143 (one extension byte) and beyond.
+        while values.count < 300 { values.append(values.count % 3 == 0 ? .int(Int64(values.count) << 30) : .string("v\(values.count)")) }
+        var entries = values.enumerated().map { ArchiveEntry(key: "k\($0.offset)", value: $0.element) }
+        entries.append(ArchiveEntry(key: "last", value: .int(1 << 20)))   // near the archive's end
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [
+            ArchiveObject(identifier: "a", entries: Array(entries.reversed())),
+            ArchiveObject(identifier: "b", parent: 0, entries: entries),
+        ])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var hits = 0
+        func check(_ range: ArchiveReader.FieldRange) {
+            var pos = range.start
+            var fields: [ArchiveReader.Field] = []
+            r.forEachField(in: range) { f in fields.append(f) }
+            for (i, f) in fields.enumerated() {
+                if f.tag == .record { check(r.recordFields(f)) }
+                for key in [f.key, f.key &+ 1, f.key == 0 ? 7 : f.key &- 1, 15, 142, 143, UInt32(r.keyCount)] {
+                    for raw in UInt8(0)..<16 {
+                        var h1 = pos
+                        let fast = r.field(at: pos, before: range.end, key: key, rawTag: raw)
+                        // The int and reference forms read the same field, and its value.
+                        if raw == ValueTag.int.rawValue {
+                            let i = r.intField(at: pos, before: range.end, key: key)
+                            XCTAssertEqual(i?.value, fast.map { r.int($0) })
+                            XCTAssertEqual(i?.end, fast?.end)
+                        }
+                        if raw == ValueTag.object.rawValue {
+                            let o = r.objectField(at: pos, before: range.end, key: key)
+                            XCTAssertEqual(o?.record, fast.map { r.objectRecord($0) })
+                            XCTAssertEqual(o?.end, fast?.end)
+                        }
+                        guard let fast else {
+                            // Taken whenever it is meant to be.
+                            if key == f.key && (raw == f.rawTag || (raw == 0 && f.rawTag == 1)) && key < 143 {
+                                let shape = PayloadShape.of(rawTag: raw)
+                                let shortLength = !shape.isLengthPrefixed || f.end - f.payload < 128
+                                let inWord = (shape != .zigzag && shape != .recordIndex) || (r.byteCount - f.payload >= 8 && f.end - f.payload <= 8)
+                                XCTAssertFalse(shortLength && inWord, "field \(i) key \(key) tag \(raw) not taken")
+                            }
+                            continue
+                        }
+                        hits += 1
+                        let slow = r.find(key, in: range, hint: &h1)
+                        XCTAssertEqual(fast, slow, "field \(i) key \(key) tag \(raw)")
+                        XCTAssertTrue(fast.rawTag == raw || (raw == 0 && fast.rawTag == 1), "field \(i) key \(key) tag \(raw)")
+                        XCTAssertEqual(h1, fast.end)
+                    }
+                }
+                pos = f.end
+            }
+            XCTAssertEqual(pos, range.end)
+        }
+        check(r.fields(ofRecord: 0))
+        check(r.fields(ofRecord: 1))
+        XCTAssertGreaterThan(hits, 250)
+        // Any position and end: nothing is read outside the archive, and a
+        // field returned lies within them.
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let pos = Int.random(in: -3...(r.byteCount + 3), using: &g)
+            let end = Int.random(in: -3...(r.byteCount + 3), using: &g)
+            let key = UInt32.random(in: 0...200, using: &g)
+            if let f = r.field(at: pos, before: end, key: key, rawTag: UInt8.random(in: 0..<16, using: &g)) {
+                XCTAssertTrue(pos < f.payload && f.payload <= f.end && f.end <= end && end <= r.byteCount)
+            }
+        }
+    }
+
+    /// The validator's word-at-a-time check of short text agrees with
+    /// `utf8Violation` for every length up to 20, every byte value at every
+    /// position, every padding before the end of the readable bytes, and
+    /// finds '/' exactly (names).
+    func testShortTextCheckAgreesWithTheUTF8Validator() {
+        let probes: [UInt8] = [0x00, 0x01, 0x2F, 0x41, 0x7F, 0x80, 0xBF, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
+        for n in 0...20 {
+            for at in 0..<max(n, 1) {
+                for probe in probes {
+                    for room in 0...9 {
+                        var bytes = [UInt8](repeating: 0x61, count: n + room)
+                        if n > 0 { bytes[at] = probe }
+                        if room > 0 { bytes[n] = 0x80 }   // what follows the text must not count
+                        bytes.withUnsafeBytes { buf in
+                            let p = buf.baseAddress!
+                            let slow = utf8Violation(p, n) < 0
+                            XCTAssertEqual(isText(p, n, readable: n + room), slow, "n \(n) at \(at) byte \(probe) room \(room)")
+                            if let (a, b) = shortTextWords(p, n, readable: n + room) {
+                                XCTAssertLessThanOrEqual(n, 16)
+                                XCTAssertTrue(n >= 8 || n == 0 || n + room >= 8)
+                                let ascii = wordIsASCIIWithoutNUL(a) && wordIsASCIIWithoutNUL(b)
+                                XCTAssertEqual(ascii, buf.prefix(n).allSatisfy { $0 != 0 && $0 < 0x80 }, "n \(n) at \(at) byte \(probe)")
+                                if ascii {
+                                    XCTAssertEqual(wordHasByte(a, 0x2F) || wordHasByte(b, 0x2F), buf.prefix(n).contains(0x2F))
+                                }
+                            } else {
+                                XCTAssertTrue(n > 16 || (n > 0 && n < 8 && n + room < 8))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Multi-byte UTF-8 of every length class is left to the validator.
+        for s in ["é", "€", "𝄞", "aé", "€€€€€€", "abcdefgh€"] {
+            let u = Array(s.utf8) + [UInt8](repeating: 0, count: 8)
+            u.withUnsafeBytes { XCTAssertTrue(isText($0.baseAddress!, s.utf8.count, readable: u.count), s) }
+        }
+    }
+
+    /// The coder's one-pass int array read agrees with `intArrayCount` and
+    /// `intArray(_:into:)`: every element length, empty arrays, buffers
+    /// absent, too small, exact and larger.
+    func testIntArrayInOnePassAgreesWithCountAndCopy() throws {
+        var arrays: [[Int64]] = [[], [0], [1, -1], [Int64.min, Int64.max, 0], Array(0..<200).map { Int64($0) << 20 }]
+        for len in 1...10 { arrays.append((0..<len).map { Int64(1) << Int64(7 * $0) }) }
+        let entries = arrays.enumerated().map { ArchiveEntry(key: "a\($0.offset)", value: .intArray($0.element)) }
+        let doc = ArchiveDocument(info: ArchiveInfo(), objects: [ArchiveObject(identifier: "a", entries: entries)])
+        let r = try ArchiveReader(bytes: try doc.encode())
+        var i = 0
+        r.forEachField(in: r.fields(ofRecord: 0)) { f in
+            let want = arrays[i]
+            XCTAssertEqual(r.intArrayCount(f), want.count)
+            for room in [nil, 0, max(0, want.count - 1), want.count, want.count + 3] as [Int?] {
+                var out = [Int64](repeating: 7, count: room ?? 0)
+                var expected = out
+                let (n, copied) = out.withUnsafeMutableBufferPointer { b in
+                    r.intArray(f, ifRoomIn: room == nil ? nil : b)
+                }
+                XCTAssertEqual(n, want.count)
+                XCTAssertEqual(copied, want.isEmpty || (room ?? -1) >= want.count)
+                if copied && !want.isEmpty {
+                    expected.withUnsafeMutableBufferPointer { r.intArray(f, into: $0) }
+                    XCTAssertEqual(Array(out.prefix(want.count)), want)
+                }
+                XCTAssertEqual(out, expected, "array \(i) room \(String(describing: room))")
+            }
+            i += 1
+        }
+        XCTAssertEqual(i, arrays.count)
+    }
 }
