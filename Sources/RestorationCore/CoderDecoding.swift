@@ -48,7 +48,12 @@ struct DecodingRole {
         var hint = hints[d]
         let range = ranges[d]
         guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.find(k, in: range, hint: &hint) }) else { return nil }
-        hints[d] = hint
+        // The record's last field found (where a migration step's added key
+        // goes) leaves the hint where it was: a hint at the record's end
+        // would send the next key's scan back to the start, while the keys
+        // read in save order go on at the old hint. Only where scans start
+        // changes; `find` wraps around, so every key is found as before.
+        if hint != range.end { hints[d] = hint }
         return f
     }
 
