@@ -314,7 +314,7 @@ public final class Coder {
     /// - Throws: `.notFound` for a missing key; `.state` outside a migration.
     public func remove(_ key: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("remove") }
-        try editor.remove(key)
+        try withEditor { e throws(RestorationFailure) in try e.remove(key) }
     }
 
     /// Renames `from` to `to`, keeping the value and its place (a migration only).
@@ -322,7 +322,7 @@ public final class Coder {
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
-        try editor.rename(from, to: to)
+        try withEditor { e throws(RestorationFailure) in try e.rename(from, to: to) }
     }
 
     func notMigrating(_ what: String) -> RestorationFailure {

@@ -366,3 +366,19 @@ final class MigrationEditor {
         return (index >= 0 && index < a.count ? Array(a[index].utf8).withUnsafeBytes { borrow($0) } : nil, a.count)
     }
 }
+
+extension Coder {
+    /// Runs `body` on the migrating role's editor without retaining it:
+    /// read through `editor`, the editor was retained and released around
+    /// every forwarded call (about 40 instructions each). Safe for the same
+    /// reason `migration` is `unowned(unsafe)`: `Engine.migrate` holds the
+    /// editor for as long as the coder is migrating, and every caller has
+    /// checked that it is (`mode == .migrating`).
+    @inlinable @inline(__always)
+    func withEditor<T>(_ body: (MigrationEditor) throws(RestorationFailure) -> T) throws(RestorationFailure) -> T {
+        let result: Result<T, RestorationFailure> = Unmanaged.passUnretained(migration.unsafelyUnwrapped)._withUnsafeGuaranteedRef { e in
+            do throws(RestorationFailure) { return .success(try body(e)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+}

@@ -128,11 +128,15 @@ final class MigrationEditorTests: XCTestCase {
             XCTAssertNil(results[0].indexDifference(results[1]), name)
         }
         // A rename onto a key that only the unparsed fields hold is a duplicate.
-        let e = MigrationEditor(rewriter: ArchiveRewriter(reader: reader))
+        // (The rewriter is held here, as Engine.migrate holds it: the editor
+        // does not retain it, and a temporary one was freed at once.)
+        let rw = ArchiveRewriter(reader: reader)
+        let e = MigrationEditor(rewriter: rw)
         e.begin(record: 1)
         XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
             XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
         }
+        withExtendedLifetime(rw) {}
     }
 
     func testNestedRecordsAreEnteredAndLeft() throws {
