@@ -60,7 +60,7 @@ extension Engine {
             if migrations[className]?[fromVersion] != nil {
                 throw RestorationFailure(.duplicate, "class '\(className)' already has a migration from version \(fromVersion)")
             }
-            migrations[className, default: [:]][fromVersion] = step
+            migrations[className, default: [:]][fromVersion] = MigrationStep(step)
         }
     }
 
@@ -127,7 +127,7 @@ extension Engine {
                 let table = migrations[name(ci)] ?? [:]
                 while v < current {
                     guard let step = table[v] else { break }
-                    steps.append(MigrationStep(step))
+                    steps.append(step)
                     v += 1
                 }
                 chain = v < current ? -1 - Int(v) : chains.count      // -1 - v: no step from version v
@@ -228,10 +228,11 @@ enum MigrationWatch {
 }
 
 /// One step of a chain, boxed: a closure kept in a class's property of its
-/// own function type is called directly, while one kept in an array of
-/// closures is wrapped in a reabstraction thunk each time it is stored
-/// (the chain's steps come from the engine's dictionary and went through
-/// two arrays: seven thunks per call).
+/// own function type is called directly, while one kept in a dictionary or
+/// an array of closures is wrapped in a reabstraction thunk each time it is
+/// stored (the chain's steps went through the engine's dictionary and two
+/// arrays: seven thunks per call). Boxed when registered, a step is called
+/// with none.
 final class MigrationStep {
     let run: Migration
     init(_ run: @escaping Migration) { self.run = run }
