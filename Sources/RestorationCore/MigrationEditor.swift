@@ -120,7 +120,9 @@ final class MigrationEditor {
 
     /// Makes the record's value count exact where a limit could be reached:
     /// the fields not parsed yet count at most one per byte.
-    func settleCount() {
+    /// Inlined (it runs for every record and every added key): the test,
+    /// not a call.
+    @inline(__always) func settleCount() {
         if !edit.unparsed.isEmpty && edit.levels[0].count + edit.unparsed.fieldBound >= ArchiveLimits.maxValuesPerRecord { parseAll() }
     }
 
@@ -146,9 +148,9 @@ final class MigrationEditor {
     func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
         guard let i = find(key) else { throw Coder.missing(key, at: location) }
         let f = edit.levels[level][i]
-        let tag = ValueTag(rawValue: f.rawTag)
-        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
-        throw Coder.mismatch(key, tag, expected, at: location)
+        // Raw tags compared (a ValueTag is made only for the message).
+        if f.rawTag == expected.rawValue || (expected == .boolFalse && f.rawTag == ValueTag.boolTrue.rawValue) { return f }
+        throw Coder.mismatch(key, ValueTag(rawValue: f.rawTag), expected, at: location)
     }
 
     /// Adds or replaces `key` in the current record (its place kept when replaced).
