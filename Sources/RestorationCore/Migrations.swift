@@ -243,7 +243,14 @@ final class MigrationStep {
 /// record is entered).
 enum MigrationLimits {
     /// (`inout` only so that the editor's edit is read where it is, not copied.)
-    static func check(_ edit: inout RecordEdit) -> String? {
+    /// The usual record (its own level only, within the limit) is decided
+    /// inline; anything else by the loop below.
+    @inline(__always) static func check(_ edit: inout RecordEdit) -> String? {
+        if edit.levelCount == 1 && edit.levels[0].count <= ArchiveLimits.maxValuesPerRecord { return nil }
+        return checkLevels(&edit)
+    }
+
+    @inline(never) static func checkLevels(_ edit: inout RecordEdit) -> String? {
         for l in 0..<edit.levelCount where edit.levels[l].count > ArchiveLimits.maxValuesPerRecord {
             return "the migrated record holds \(edit.levels[l].count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
         }

@@ -171,4 +171,28 @@ final class MigrationEditorTests: XCTestCase {
             XCTAssertEqual((error as? RestorationFailure)?.status, .invalid)
         }
     }
+
+    /// MigrationLimits.check decides the usual record (its own level only,
+    /// within the limit) inline: it agrees with the loop over every level
+    /// at and around the limit, with and without nested levels.
+    func testTheInlineLimitCheckAgreesWithTheLoop() {
+        let max = ArchiveLimits.maxValuesPerRecord
+        let field = EditedField(key: 0, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: 0, payload: 1, start: 0, end: 0)
+        var checked = 0
+        for own in [0, 1, max - 1, max, max + 1] {
+            for nested in [nil, 0, max, max + 1] as [Int?] {
+                var edit = RecordEdit()
+                edit.levels[0] = Array(repeating: field, count: own)
+                if let nested {
+                    let l = edit.addLevel()
+                    edit.levels[l] = Array(repeating: field, count: nested)
+                }
+                let inline = MigrationLimits.check(&edit), loop = MigrationLimits.checkLevels(&edit)
+                XCTAssertEqual(inline, loop, "\(own) values, nested \(String(describing: nested))")
+                XCTAssertEqual(inline != nil, own > max || (nested ?? 0) > max)
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 20)
+    }
 }
