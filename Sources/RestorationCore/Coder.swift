@@ -187,9 +187,11 @@ public final class Coder {
         mode = .migrating
     }
 
-    func endMigrating() {
+    /// `editor` is the one `beginMigrating` was given (held by the caller:
+    /// read from the unowned `migration`, it was retained and released).
+    func endMigrating(_ editor: MigrationEditor) {
         mode = .idle
-        migration?.releaseBorrowed()
+        editor.releaseBorrowed()
         migration = nil
         if let a = attachment { a.callbackDidEnd() }
     }

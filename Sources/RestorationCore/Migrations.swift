@@ -174,7 +174,7 @@ extension Engine {
                 let f = step._withUnsafeGuaranteedRef { $0.run(coder, from) }
                 if let watch { watch.leave() }
                 let reported = coder.takeCallbackFailure()
-                coder.endMigrating()
+                coder.endMigrating(editor)
                 if let f = reported ?? f {
                     failure = (from, f)
                     break
