@@ -374,7 +374,8 @@ public final class ArchiveRewriter {
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
         patches.append((r, start, patchBytes.count, version))
-        if reader.references(ofRecord: r).isEmpty || (!kept.broken && kept.count == edit.referenceFields) {
+        // (The edit's own answer first: it is the usual one, and it needs no call.)
+        if (!kept.broken && kept.count == edit.referenceFields) || reader.references(ofRecord: r).isEmpty {
             patchRefs.append(nil)                 // a migration cannot add references
         } else {
             let start = patchRefBuffer.count

@@ -138,7 +138,7 @@ extension CFace {
         guard let c else { return fail(.invalid, "rst_coder_remove: coder is NULL") }
         guard let key else { return fail(.invalid, "rst_coder_remove: key is NULL") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.remove(keyBytes(key)); return RST_OK } catch { return fail(error, in: "rst_coder_remove") }
+            do throws(RestorationFailure) { try coder.remove(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_coder_remove") }
         }
     }
 
@@ -146,7 +146,7 @@ extension CFace {
         guard let c else { return fail(.invalid, "rst_coder_rename: coder is NULL") }
         guard let from_key, let to_key else { return fail(.invalid, "rst_coder_rename: a key is NULL") }
         return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.rename(keyBytes(from_key), to: keyBytes(to_key)); return RST_OK } catch { return fail(error, in: "rst_coder_rename") }
+            do throws(RestorationFailure) { try coder.rename(KeyBytes(cString: from_key), to: KeyBytes(cString: to_key)); return RST_OK } catch { return fail(error, in: "rst_coder_rename") }
         }
     }
 }

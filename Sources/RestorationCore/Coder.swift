@@ -187,9 +187,11 @@ public final class Coder {
         mode = .migrating
     }
 
-    func endMigrating() {
+    /// `editor` is the one `beginMigrating` was given (held by the caller:
+    /// read from the unowned `migration`, it was retained and released).
+    func endMigrating(_ editor: MigrationEditor) {
         mode = .idle
-        migration?.releaseBorrowed()
+        editor.releaseBorrowed()
         migration = nil
         if let a = attachment { a.callbackDidEnd() }
     }
@@ -314,7 +316,7 @@ public final class Coder {
     /// - Throws: `.notFound` for a missing key; `.state` outside a migration.
     public func remove(_ key: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("remove") }
-        try editor.remove(key)
+        try withEditor { e throws(RestorationFailure) in try e.remove(key) }
     }
 
     /// Renames `from` to `to`, keeping the value and its place (a migration only).
@@ -322,7 +324,7 @@ public final class Coder {
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
-        try editor.rename(from, to: to)
+        try withEditor { e throws(RestorationFailure) in try e.rename(from, to: to) }
     }
 
     func notMigrating(_ what: String) -> RestorationFailure {

@@ -48,7 +48,12 @@ struct DecodingRole {
         var hint = hints[d]
         let range = ranges[d]
         guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.find(k, in: range, hint: &hint) }) else { return nil }
-        hints[d] = hint
+        // The record's last field found (where a migration step's added key
+        // goes) leaves the hint where it was: a hint at the record's end
+        // would send the next key's scan back to the start, while the keys
+        // read in save order go on at the old hint. Only where scans start
+        // changes; `find` wraps around, so every key is found as before.
+        if hint != range.end { hints[d] = hint }
         return f
     }
 
@@ -144,14 +149,14 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func decodeBool(_ key: KeyBytes) throws(RestorationFailure) -> Bool {
-        if _slowPath(mode == .migrating) { return try editor.bool(key) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.bool(key) } }
         let f = try typed(key, .boolFalse)
         return f.tag == .boolTrue
     }
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        if _slowPath(mode == .migrating) { return try editor.int(key) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.int(key) } }
         let k = try decodingKey(key)
         if k != KeyCache.absent, let v = decoding.nextInt(k) { return v }
         let f = try typedSlow(key, k, .int)
@@ -160,7 +165,7 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func decodeDouble(_ key: KeyBytes) throws(RestorationFailure) -> Double {
-        if _slowPath(mode == .migrating) { return try editor.double(key) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.double(key) } }
         let f = try typed(key, .double)
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }

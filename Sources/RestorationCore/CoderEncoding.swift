@@ -102,7 +102,7 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func encodeBool(_ key: KeyBytes, _ v: Bool) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, v ? .boolTrue : .boolFalse, bits: 0) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.writeScalar(key, v ? .boolTrue : .boolFalse, bits: 0) } }
         let k = try encodingKey(key)
         if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.bool(v)) { return }
         do { try encoding.writer.writeBool(k, v) } catch { throw record(error, key: key) }
@@ -110,7 +110,7 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .int, bits: UInt64(bitPattern: v)) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.writeScalar(key, .int, bits: UInt64(bitPattern: v)) } }
         let k = try encodingKey(key)
         if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.int(v)) { return }
         do { try encoding.writer.writeInt(k, v) } catch { throw record(error, key: key) }
@@ -118,7 +118,7 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func encodeDouble(_ key: KeyBytes, _ v: Double) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try editor.writeScalar(key, .double, bits: v.bitPattern) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.writeScalar(key, .double, bits: v.bitPattern) } }
         let k = try encodingKey(key)
         if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.double(v)) { return }
         do { try encoding.writer.writeDouble(k, v) } catch { throw record(error, key: key) }

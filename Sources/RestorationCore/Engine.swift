@@ -440,7 +440,7 @@ public final class Engine {
     let outcomes = RestoreOutcomes()
     /// Class versions (Migrations.swift) and migration steps by class and from-version.
     var classVersions: [String: UInt32] = [:]
-    var migrations: [String: [UInt32: Migration]] = [:]
+    var migrations: [String: [UInt32: MigrationStep]] = [:]
     /// Quarantine: names the running object callback's record in the marker.
     var markerWatch: MarkerWatch?
     /// Per class number, during a save that stores versions.

@@ -56,8 +56,14 @@ final class MigrationEditor {
         keyCache.destroy()
     }
 
-    func releaseBorrowed() {
+    /// Inlined into the coder's `endMigrating` (after every step): with
+    /// nothing borrowed, a load and a test.
+    @inline(__always) func releaseBorrowed() {
         if borrowed.isEmpty { return }
+        releaseBorrowedCopies()
+    }
+
+    @inline(never) private func releaseBorrowedCopies() {
         for p in borrowed { p.deallocate() }
         borrowed.removeAll()
     }
@@ -120,7 +126,9 @@ final class MigrationEditor {
 
     /// Makes the record's value count exact where a limit could be reached:
     /// the fields not parsed yet count at most one per byte.
-    func settleCount() {
+    /// Inlined (it runs for every record and every added key): the test,
+    /// not a call.
+    @inline(__always) func settleCount() {
         if !edit.unparsed.isEmpty && edit.levels[0].count + edit.unparsed.fieldBound >= ArchiveLimits.maxValuesPerRecord { parseAll() }
     }
 
@@ -146,9 +154,9 @@ final class MigrationEditor {
     func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
         guard let i = find(key) else { throw Coder.missing(key, at: location) }
         let f = edit.levels[level][i]
-        let tag = ValueTag(rawValue: f.rawTag)
-        if tag == expected || (expected == .boolFalse && tag == .boolTrue) { return f }
-        throw Coder.mismatch(key, tag, expected, at: location)
+        // Raw tags compared (a ValueTag is made only for the message).
+        if f.rawTag == expected.rawValue || (expected == .boolFalse && f.rawTag == ValueTag.boolTrue.rawValue) { return f }
+        throw Coder.mismatch(key, ValueTag(rawValue: f.rawTag), expected, at: location)
     }
 
     /// Adds or replaces `key` in the current record (its place kept when replaced).
@@ -364,5 +372,21 @@ final class MigrationEditor {
     func stringArrayElement(_ key: KeyBytes, at index: Int) throws(RestorationFailure) -> (element: UnsafeRawBufferPointer?, count: Int) {
         let a = try stringArray(key)
         return (index >= 0 && index < a.count ? Array(a[index].utf8).withUnsafeBytes { borrow($0) } : nil, a.count)
+    }
+}
+
+extension Coder {
+    /// Runs `body` on the migrating role's editor without retaining it:
+    /// read through `editor`, the editor was retained and released around
+    /// every forwarded call (about 40 instructions each). Safe for the same
+    /// reason `migration` is `unowned(unsafe)`: `Engine.migrate` holds the
+    /// editor for as long as the coder is migrating, and every caller has
+    /// checked that it is (`mode == .migrating`).
+    @inlinable @inline(__always)
+    func withEditor<T>(_ body: (MigrationEditor) throws(RestorationFailure) -> T) throws(RestorationFailure) -> T {
+        let result: Result<T, RestorationFailure> = Unmanaged.passUnretained(migration.unsafelyUnwrapped)._withUnsafeGuaranteedRef { e in
+            do throws(RestorationFailure) { return .success(try body(e)) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 }

@@ -60,7 +60,7 @@ extension Engine {
             if migrations[className]?[fromVersion] != nil {
                 throw RestorationFailure(.duplicate, "class '\(className)' already has a migration from version \(fromVersion)")
             }
-            migrations[className, default: [:]][fromVersion] = step
+            migrations[className, default: [:]][fromVersion] = MigrationStep(step)
         }
     }
 
@@ -127,7 +127,7 @@ extension Engine {
                 let table = migrations[name(ci)] ?? [:]
                 while v < current {
                     guard let step = table[v] else { break }
-                    steps.append(MigrationStep(step))
+                    steps.append(step)
                     v += 1
                 }
                 chain = v < current ? -1 - Int(v) : chains.count      // -1 - v: no step from version v
@@ -162,16 +162,19 @@ extension Engine {
             var failure: (UInt32, RestorationFailure)? = nil
             if job.chain != stepsOf { steps = chains[job.chain]; stepsOf = job.chain }
             for k in steps.indices {
-                let step = steps[k].run
+                // The step through an unretained reference: `steps` holds it
+                // for the whole loop, and its closure is a `let` (retaining
+                // both around every call cost about 80 instructions a record).
+                let step = Unmanaged.passUnretained(steps[k])
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
                 if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
                 coder.beginMigrating(record: r, editor: editor)
                 if let watch { MigrationWatch.enter(watch, r) }
-                let f = step(coder, from)
+                let f = step._withUnsafeGuaranteedRef { $0.run(coder, from) }
                 if let watch { watch.leave() }
                 let reported = coder.takeCallbackFailure()
-                coder.endMigrating()
+                coder.endMigrating(editor)
                 if let f = reported ?? f {
                     failure = (from, f)
                     break
@@ -225,10 +228,11 @@ enum MigrationWatch {
 }
 
 /// One step of a chain, boxed: a closure kept in a class's property of its
-/// own function type is called directly, while one kept in an array of
-/// closures is wrapped in a reabstraction thunk each time it is stored
-/// (the chain's steps come from the engine's dictionary and went through
-/// two arrays: seven thunks per call).
+/// own function type is called directly, while one kept in a dictionary or
+/// an array of closures is wrapped in a reabstraction thunk each time it is
+/// stored (the chain's steps went through the engine's dictionary and two
+/// arrays: seven thunks per call). Boxed when registered, a step is called
+/// with none.
 final class MigrationStep {
     let run: Migration
     init(_ run: @escaping Migration) { self.run = run }
@@ -239,7 +243,14 @@ final class MigrationStep {
 /// record is entered).
 enum MigrationLimits {
     /// (`inout` only so that the editor's edit is read where it is, not copied.)
-    static func check(_ edit: inout RecordEdit) -> String? {
+    /// The usual record (its own level only, within the limit) is decided
+    /// inline; anything else by the loop below.
+    @inline(__always) static func check(_ edit: inout RecordEdit) -> String? {
+        if edit.levelCount == 1 && edit.levels[0].count <= ArchiveLimits.maxValuesPerRecord { return nil }
+        return checkLevels(&edit)
+    }
+
+    @inline(never) static func checkLevels(_ edit: inout RecordEdit) -> String? {
         for l in 0..<edit.levelCount where edit.levels[l].count > ArchiveLimits.maxValuesPerRecord {
             return "the migrated record holds \(edit.levels[l].count) values, more than \(ArchiveLimits.maxValuesPerRecord) (RST_MAX_VALUES_PER_RECORD)"
         }

@@ -100,4 +100,44 @@ final class CoderTests: XCTestCase {
         XCTAssertEqual(engine.lastRestoreReport?.restored, 0)
         XCTAssertEqual(engine.lastRestoreReport?.skipped, 1)
     }
+
+    /// The decode role's scan hint: keys read in any order, the record's
+    /// last field among them (found by a scan, it leaves the hint where it
+    /// was), absent keys between them, a nested record read backwards:
+    /// every value is the one saved, whatever the hint.
+    func testEveryReadingOrderFindsEveryValue() throws {
+        let keys: [KeyBytes] = [key("a"), key("b"), key("c"), key("d"), key("e"), key("f")]
+        func permutations(_ a: [Int]) -> [[Int]] {
+            a.count <= 1 ? [a] : a.indices.flatMap { i in permutations(a.enumerated().filter { $0.offset != i }.map(\.element)).map { [a[i]] + $0 } }
+        }
+        var reads = 0, wrong: [String] = []
+        _ = try roundTrip(encode: { c in
+            for (i, k) in keys.enumerated() {
+                try! c.encodeInt(k, Int64(i + 1))
+                if i == 2 {
+                    try! c.encodeBeginRecord(key("r"))
+                    try! c.encodeInt(key("x"), 7)
+                    try! c.encodeInt(key("y"), 8)
+                    try! c.encodeEndRecord()
+                }
+            }
+        }, decode: { c in
+            for order in permutations(Array(keys.indices)) {
+                for (n, i) in order.enumerated() {
+                    let v = try? c.decodeInt(keys[i])
+                    if v != Int64(i + 1) { wrong.append("\(order): \(i) gave \(String(describing: v))") }
+                    reads += 1
+                    if n == 2 {
+                        if (try? c.decodeInt(key("zz"))) != nil || (try? c.contains(key("zz"))) != false { wrong.append("\(order): zz found") }
+                    }
+                }
+                try! c.decodeBeginRecord(key("r"))
+                let r = [try? c.decodeInt(key("y")), try? c.decodeInt(key("x")), try? c.decodeInt(key("y"))]
+                try! c.decodeEndRecord()
+                if r != [8, 7, 8] { wrong.append("\(order): r gave \(r)") }
+            }
+        })
+        XCTAssertEqual(reads, 720 * 6)
+        XCTAssertEqual(wrong, [])
+    }
 }

@@ -128,15 +128,15 @@ final class MigrationEditorTests: XCTestCase {
             XCTAssertNil(results[0].indexDifference(results[1]), name)
         }
         // A rename onto a key that only the unparsed fields hold is a duplicate.
-        // The editor holds its rewriter unowned (the engine keeps both): keep it alive here.
+        // (The rewriter is held here, as Engine.migrate holds it: the editor
+        // does not retain it, and a temporary one was freed at once.)
         let rw = ArchiveRewriter(reader: reader)
         let e = MigrationEditor(rewriter: rw)
         e.begin(record: 1)
-        try withExtendedLifetime(rw) {
-            XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
-                XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
-            }
+        XCTAssertThrowsError(try withKey("a") { f in try withKey("d") { try e.rename(f, to: $0) } }) { error in
+            XCTAssertEqual((error as? RestorationFailure)?.status, .duplicate)
         }
+        withExtendedLifetime(rw) {}
     }
 
     func testNestedRecordsAreEnteredAndLeft() throws {
@@ -170,5 +170,29 @@ final class MigrationEditorTests: XCTestCase {
         XCTAssertThrowsError(try withKey("bad") { k in try Array([0xFF]).withUnsafeBytes { try e.writeString(k, $0) } }) { error in
             XCTAssertEqual((error as? RestorationFailure)?.status, .invalid)
         }
+    }
+
+    /// MigrationLimits.check decides the usual record (its own level only,
+    /// within the limit) inline: it agrees with the loop over every level
+    /// at and around the limit, with and without nested levels.
+    func testTheInlineLimitCheckAgreesWithTheLoop() {
+        let max = ArchiveLimits.maxValuesPerRecord
+        let field = EditedField(key: 0, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: 0, payload: 1, start: 0, end: 0)
+        var checked = 0
+        for own in [0, 1, max - 1, max, max + 1] {
+            for nested in [nil, 0, max, max + 1] as [Int?] {
+                var edit = RecordEdit()
+                edit.levels[0] = Array(repeating: field, count: own)
+                if let nested {
+                    let l = edit.addLevel()
+                    edit.levels[l] = Array(repeating: field, count: nested)
+                }
+                let inline = MigrationLimits.check(&edit), loop = MigrationLimits.checkLevels(&edit)
+                XCTAssertEqual(inline, loop, "\(own) values, nested \(String(describing: nested))")
+                XCTAssertEqual(inline != nil, own > max || (nested ?? 0) > max)
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 20)
     }
 }
