@@ -49,6 +49,13 @@ struct ArchiveCursor {
         RestorationArchive.skipVarint(base, &pos, limit)
     }
 
+    /// `skipVarint(limit)` where `readable` bytes of the buffer may be read
+    /// (its one-word path also for a varint within 8 bytes of `limit`).
+    @inlinable @inline(__always)
+    mutating func skipVarint(_ limit: Int, readable: Int) -> Bool {
+        RestorationArchive.skipVarint(base, &pos, limit, readable: readable)
+    }
+
     /// A varint byte length followed by that many bytes before `limit`;
     /// nil when the varint cannot be read or the bytes do not fit (the
     /// position is then after the varint, if it was read).

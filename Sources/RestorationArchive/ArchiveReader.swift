@@ -297,7 +297,8 @@ public final class ArchiveReader {
         case .none:
             end = c.pos
         case .zigzag, .recordIndex:
-            guard c.skipVarint(limit) else { return nil }
+            // The whole archive is readable: a record's last field is skipped from one word too.
+            guard c.skipVarint(limit, readable: _byteCount) else { return nil }
             end = c.pos
         case .fixed64:
             end = c.pos &+ 8

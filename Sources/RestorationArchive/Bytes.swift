@@ -326,6 +326,29 @@ func skipVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> Boo
     return readVarintSlow(base, &pos, limit) != nil
 }
 
+/// `skipVarint` for a varint that must end by `limit` in a buffer of which
+/// `readable` bytes may be read (`limit <= readable`): the word is loaded
+/// when 8 bytes are readable, even when fewer than 8 remain before
+/// `limit` (a record's last field). A varint whose first stop byte lies at
+/// or past `limit` has only continuation bytes before `limit`, so the
+/// reader would call it cut off: false, `pos` unchanged, as `skipVarint`
+/// with `limit` gives. Anything else goes through `skipVarint`.
+@inlinable @inline(__always)
+func skipVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int, readable: Int) -> Bool {
+    let p = pos
+    if readable &- p >= 8 {
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        let stops = ~w & 0x8080_8080_8080_8080
+        if stops != 0 {
+            let e = p &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+            if e > limit { return false }
+            pos = e
+            return true
+        }
+    }
+    return skipVarint(base, &pos, limit)
+}
+
 /// Why `readVarint` returned nil at `pos` (for messages).
 enum VarintProblem { case cutOff, tooLong, overflow }
 

@@ -114,6 +114,12 @@ final class FormatTableTests: XCTestCase {
                 let ok = skipVarint(b.baseAddress!, &sp, lim)
                 XCTAssertEqual(ok, v != nil, note)
                 XCTAssertEqual(sp, rp, note)
+                // With the whole buffer readable (the reader's field walk: a
+                // record's last field ends within 8 bytes of its limit).
+                var wp = 0
+                let wok = skipVarint(b.baseAddress!, &wp, lim, readable: b.count)
+                XCTAssertEqual(wok, v != nil, "readable: \(note)")
+                XCTAssertEqual(wp, rp, "readable: \(note)")
             }
         }
         var rng = SystemRandomNumberGenerator()
