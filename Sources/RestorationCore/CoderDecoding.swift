@@ -363,11 +363,13 @@ extension Coder {
     @inlinable @inline(__always)
     public func fastDecodeObjectHandle(_ key: UnsafePointer<CChar>) -> UnsafeMutableRawPointer? {
         guard let k = decodeLane(key), let sessionRef = decoding.sessionRef else { return nil }
-        return decoding.atHint { r, hint, end in
-            guard let (target, e) = r.objectField(at: hint, before: end, key: k),
-                  let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) else { return nil }
-            return (h, e)
-        }
+        let d = decoding.depth
+        let hint = decoding.hints[d]
+        let end = decoding.ranges[d].end
+        guard let (target, e) = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.objectField(at: hint, before: end, key: k) }),
+              let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) else { return nil }
+        decoding.hints[d] = e
+        return h
     }
 
     /// `decodeIntArray(_:into:)`'s fast path: an int array at the hint.
