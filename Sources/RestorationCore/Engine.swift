@@ -1399,6 +1399,9 @@ public final class Engine {
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             if !failed.isEmpty && failed.contains(Int(r32)) { continue }
+            // No `finished` to call: no host code runs, so there is nothing
+            // for the marker to name or a deferral to attach to.
+            guard u._withUnsafeGuaranteedRef({ $0.handles(.finished) }) else { continue }
             watchEnter(Int(r32))
             deferred.callbackRecord = Int(r32)
             u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
