@@ -1285,16 +1285,18 @@ public final class Engine {
                 continue
             }
             // v1.1: a quarantined record is skipped here, before any factory.
-            let container = containerRef.takeUnretainedValue()
-            var made: ObjectNode? = nil
+            // The container and the object made are the engine's (held by
+            // its node table; nothing unregisters during a restore), so they
+            // pass unretained.
+            var made: Unmanaged<ObjectNode>? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
+                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: idBytes) }
             }
             if made == nil, let fallback = fallbackRef {
-                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
+                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: idBytes) }
             }
             if let made {
-                session.materialize(r, Unmanaged.passUnretained(made))
+                session.materialize(r, made)
             } else {
                 if run.notes[r] == nil { noteUnproduced(r, run) }
                 skip(r, run)
@@ -1315,7 +1317,8 @@ public final class Engine {
     /// object now registered at the record's path (anything else is logged
     /// and treated as declined). nil: declined.
     private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container: ObjectNode, identifier idBytes: UnsafeRawBufferPointer) -> ObjectNode? {
+                        container containerRef: Unmanaged<ObjectNode>, identifier idBytes: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
+        let container = containerRef.takeUnretainedValue()
         let coder = run.coder
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
@@ -1342,7 +1345,7 @@ public final class Engine {
             run.note(r, .declined, "\(factory.what) returned NULL (declined)")
             return nil
         }
-        if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
+        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: idBytes) { return accepted }
         let path = run.reader.path(ofRecord: r)
         run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
@@ -1481,18 +1484,21 @@ extension Engine {
         lock.withLock {
             guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
             var id = identifier
-            return id.withUTF8 { acceptFactoryResult(made, container: p, identifier: UnsafeRawBufferPointer($0)) }
+            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: UnsafeRawBufferPointer($0)) }?.takeUnretainedValue()
         }
     }
 
     /// The node at `made` if it is the child of `container` named
     /// `identifier` (the lock held); never dereferences a bogus pointer.
-    func acceptFactoryResult(_ made: UnsafeRawPointer, container: ObjectNode, identifier: UnsafeRawBufferPointer) -> ObjectNode? {
+    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
         if let last = lastRegistered, UnsafeRawPointer(last) == made {
-            let n = ObjectNode.from(handle: made)
-            return n.isRegistered && n.container === container && n.hasIdentifier(IdentifierKey(identifier)) ? n : nil
+            // The node registered last is alive (the node table holds it).
+            let u = Unmanaged<ObjectNode>.fromOpaque(made)
+            return u._withUnsafeGuaranteedRef {
+                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(IdentifierKey(identifier))
+            } ? u : nil
         }
-        guard let expected = container.child(named: identifier), UnsafeRawPointer(expected.handle) == made else { return nil }
+        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(named: identifier) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
         return expected
     }
 
