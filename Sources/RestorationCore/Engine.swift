@@ -616,7 +616,7 @@ public final class Engine {
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle
-        link(node, into: container)
+        link(consume node, into: container)
         return handle
     }
 
@@ -651,12 +651,13 @@ public final class Engine {
         container._withUnsafeGuaranteedRef { $0.append(child: ref) }
         objectCount += 1
         lastRegistered = ref.toOpaque()
+        // The caller's reference moves into the table (no retain/release pair).
         if let slot = freeSlots.popLast() {
             ref._withUnsafeGuaranteedRef { $0.slot = slot }
-            nodes[slot] = node
+            nodes[slot] = consume node
         } else {
             ref._withUnsafeGuaranteedRef { $0.slot = nodes.count }
-            nodes.append(node)
+            nodes.append(consume node)
         }
     }
 
