@@ -412,6 +412,8 @@ public final class Engine {
     @exclusivity(unchecked)
     #endif
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
+    /// The path materialize found free, for the factory it invokes (`FreePath`).
+    var freePath = FreePath()
     /// Every class name registered objects used: a NUL-terminated copy shared
     /// by its nodes, and its number (`classIDs`).
     #if UNCHECKED_EXCLUSIVITY
@@ -555,9 +557,10 @@ public final class Engine {
         return try id.withUTF8 { utf8 in
             Result { () throws(RestorationFailure) in
                 let b = UnsafeRawBufferPointer(utf8)
-                let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
+                let key = IdentifierKey(b)
+                let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged.passUnretained($0) })
                 let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, utf8: b, cClassName: cls.map { UnsafePointer($0.c) },
+                let node = ObjectNode(engine: self, key: key, cClassName: cls.map { UnsafePointer($0.c) },
                                       classID: classID ?? -1, container: container, depth: depth,
                                       table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
                 link(node, into: container)
@@ -605,14 +608,15 @@ public final class Engine {
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
         }
-        let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
+        let key = IdentifierKey(utf8)
+        let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
         let node: ObjectNode
         if let classID {
             let c = classTable[classID].c
-            node = ObjectNode(engine: self, utf8: utf8, cClassName: UnsafePointer(c), classID: classID,
+            node = ObjectNode(engine: self, key: key, cClassName: UnsafePointer(c), classID: classID,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         } else {
-            node = ObjectNode(engine: self, utf8: utf8, cClassName: nil, classID: -1,
+            node = ObjectNode(engine: self, key: key, cClassName: nil, classID: -1,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle
@@ -622,7 +626,8 @@ public final class Engine {
 
     /// Where a new object named `utf8` goes under `parent` (the identifier
     /// and class checked; the lock held): its container and depth.
-    private func placement(utf8: UnsafeRawBufferPointer, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
+    private func placement(key: IdentifierKey, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
+        let utf8 = key.bytes
         guard !destroyed else { throw RestorationFailure(.state, "the engine is being destroyed") }
         let container: Unmanaged<ObjectNode>
         if let parent {
@@ -637,7 +642,7 @@ public final class Engine {
         if depth >= RestorationLimits.maxTreeDepth {
             throw RestorationFailure(.limit, "'\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
         }
-        if let existing = container._withUnsafeGuaranteedRef({ $0.childRef(named: utf8) }) {
+        if !freePath.isFree(key, in: container), let existing = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
             throw RestorationFailure(.duplicate, "the path '\(existing.takeUnretainedValue().path)' is already registered")
         }
         return (container, depth)
@@ -1280,8 +1285,8 @@ public final class Engine {
             } else {
                 containerRef = rootRef
             }
-            let idBytes = reader.nameBytes(reader.identifier(ofRecord: r))
-            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(named: idBytes) }) {
+            let key = IdentifierKey(reader.nameBytes(reader.identifier(ofRecord: r)))
+            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
                 session.materialize(r, existing)
                 continue
             }
@@ -1291,10 +1296,10 @@ public final class Engine {
             // pass unretained.
             var made: Unmanaged<ObjectNode>? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: idBytes) }
+                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
             }
             if made == nil, let fallback = fallbackRef {
-                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: idBytes) }
+                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
             }
             if let made {
                 session.materialize(r, made)
@@ -1318,8 +1323,11 @@ public final class Engine {
     /// object now registered at the record's path (anything else is logged
     /// and treated as declined). nil: declined.
     private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container containerRef: Unmanaged<ObjectNode>, identifier idBytes: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
+                        container containerRef: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
         let container = containerRef.takeUnretainedValue()
+        let idBytes = key.bytes
+        freePath.set(containerRef, key)
+        defer { freePath.clear() }
         let coder = run.coder
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
@@ -1346,7 +1354,7 @@ public final class Engine {
             run.note(r, .declined, "\(factory.what) returned NULL (declined)")
             return nil
         }
-        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: idBytes) { return accepted }
+        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
         let path = run.reader.path(ofRecord: r)
         run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
@@ -1485,21 +1493,21 @@ extension Engine {
         lock.withLock {
             guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
             var id = identifier
-            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: UnsafeRawBufferPointer($0)) }?.takeUnretainedValue()
+            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: IdentifierKey(UnsafeRawBufferPointer($0))) }?.takeUnretainedValue()
         }
     }
 
     /// The node at `made` if it is the child of `container` named
     /// `identifier` (the lock held); never dereferences a bogus pointer.
-    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
+    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
         if let last = lastRegistered, UnsafeRawPointer(last) == made {
             // The node registered last is alive (the node table holds it).
             let u = Unmanaged<ObjectNode>.fromOpaque(made)
             return u._withUnsafeGuaranteedRef {
-                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(IdentifierKey(identifier))
+                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(key)
             } ? u : nil
         }
-        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(named: identifier) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
+        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
         return expected
     }
 
