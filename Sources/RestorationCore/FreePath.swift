@@ -22,7 +22,8 @@ struct FreePath {
     private var childCount = 0
     private var key = IdentifierKey(UnsafeRawBufferPointer(start: nil, count: 0))
 
-    /// `key` was searched for in `container` and not found.
+    /// `key` was searched for in `container` and not found; its bytes stay
+    /// valid until `clear` (materialize's come from the archive's name table).
     @inline(__always)
     mutating func set(_ container: Unmanaged<ObjectNode>, _ key: IdentifierKey) {
         self.container = container.toOpaque()
