@@ -298,7 +298,8 @@ extension CFace {
     }
 }
 
-@inline(__always)
+/// Out of line, so that the decode functions keep no frame of their own.
+@inline(never)
 func outMissing(_ what: StaticString) -> rst_status { fail(.invalid, "\(what): out is NULL") }
 
 // Each decode call tries the core's decode lane (`Coder.fastDecodeInt` and
