@@ -577,7 +577,10 @@ public final class Engine {
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        guard ArgumentRules.isText(utf8) else {
+        let key = IdentifierKey(utf8)
+        // The usual identifier passes both checks (text, identifier rules) at a glance.
+        let plain = ArgumentRules.isPlainShortCIdentifier(key)
+        guard plain || ArgumentRules.isText(utf8) else {
             throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
         }
         lock.lock()
@@ -600,7 +603,7 @@ public final class Engine {
                 }
             }
         }
-        try ArgumentRules.identifier(utf8)
+        if !plain { try ArgumentRules.identifier(utf8) }
         if let b = newClass {
             let name = String(decoding: b, as: UTF8.self)
             try ArgumentRules.className(name)
@@ -608,7 +611,6 @@ public final class Engine {
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
         }
-        let key = IdentifierKey(utf8)
         let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
         let node: ObjectNode
         if let classID {
