@@ -659,7 +659,7 @@ public final class Engine {
         objectCount += 1
         lastRegistered = ref.toOpaque()
         // The caller's reference moves into the table (no retain/release pair).
-        if let slot = freeSlots.popLast() {
+        if !freeSlots.isEmpty, let slot = freeSlots.popLast() {   // (no call when there is none)
             ref._withUnsafeGuaranteedRef { $0.slot = slot }
             nodes[slot] = consume node
         } else {
