@@ -474,6 +474,14 @@ struct Validator {
         let carries: UnsafeMutablePointer<UInt32>? = carrying ? .allocate(capacity: max(1, objectCount)) : nil
         st.carries = carries
 
+        // Which names were used as an identifier: a path can repeat only
+        // if an identifier does (a path is its parent and identifier).
+        let usedWords = (nameCount &+ 63) &>> 6
+        let used = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, usedWords))
+        used.initialize(repeating: 0, count: usedWords)
+        defer { used.deallocate() }
+        var identifierRepeats = false
+
         firstRecordAt = pos
         for i in 0..<objectCount {
             record = i
@@ -489,6 +497,8 @@ struct Validator {
                 throw corrupt("identifier name index \(ident) is out of range (name_count \(nameCount))", at: idAt)
             }
             let identName = names[Int(ident)]
+            let usedBit = UInt64(1) &<< (ident & 63)
+            if used[Int(ident &>> 6)] & usedBit != 0 { identifierRepeats = true } else { used[Int(ident &>> 6)] |= usedBit }
             if nameFlags[Int(ident)] != 0 {
                 throw corrupt("identifier '\(string(identName))' contains '/'", at: Int(identName.start))
             }
@@ -557,8 +567,13 @@ struct Validator {
         }
 
         // Duplicate paths: (parent, identifier) pairs seen twice. Names are
-        // unique in the name table, so equal identifiers have equal indexes.
+        // unique in the name table, so equal identifiers have equal indexes;
+        // when no identifier repeats, no path can (the pass is skipped).
         // A tight separate pass, so that the cache misses overlap.
+        if !identifierRepeats {
+            record = -1
+            return
+        }
         st.pathIndex = HashIndex(capacityFor: objectCount)
         var paths = st.pathIndex.unsafelyUnwrapped
         defer { st.pathIndex = paths }

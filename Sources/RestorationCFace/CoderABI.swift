@@ -298,16 +298,33 @@ extension CFace {
     }
 }
 
-@inline(__always)
+/// Out of line, so that the decode functions keep no frame of their own.
+@inline(never)
 func outMissing(_ what: StaticString) -> rst_status { fail(.invalid, "\(what): out is NULL") }
+
+// Each decode call tries the core's decode lane (`Coder.fastDecodeInt` and
+// the others: the field at the open record's hint, read in save order)
+// in an out-of-line function taking the coder borrowed, so that
+// `decode_int` is the argument checks and a tail call; what the lane
+// declines takes the checked call (`decodeIntChecked`), which decides every
+// failure and its message as before.
 
 extension CFace {
     public static func decode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Bool>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_bool") }
         guard let c, let key else { return decodeNull(c, "rst_decode_bool") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_bool") }
-        }
+        return withCoder(c) { decodeBool($0, key, out) }
+    }
+
+    @inline(never)
+    static func decodeBool(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Bool>) -> rst_status {
+        if let v = coder.fastDecodeBool(key) { out.pointee = v; return RST_OK }
+        return decodeBoolChecked(coder, key, out)
+    }
+
+    @inline(never)
+    static func decodeBoolChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Bool>) -> rst_status {
+        do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_bool") }
     }
 }
 
@@ -315,9 +332,18 @@ extension CFace {
     public static func decode_int(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Int64>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_int") }
         guard let c, let key else { return decodeNull(c, "rst_decode_int") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_int") }
-        }
+        return withCoder(c) { decodeInt($0, key, out) }
+    }
+
+    @inline(never)
+    static func decodeInt(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Int64>) -> rst_status {
+        if let v = coder.fastDecodeInt(key) { out.pointee = v; return RST_OK }
+        return decodeIntChecked(coder, key, out)
+    }
+
+    @inline(never)
+    static func decodeIntChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Int64>) -> rst_status {
+        do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_int") }
     }
 }
 
@@ -325,9 +351,18 @@ extension CFace {
     public static func decode_double(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Double>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_double") }
         guard let c, let key else { return decodeNull(c, "rst_decode_double") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_double") }
-        }
+        return withCoder(c) { decodeDouble($0, key, out) }
+    }
+
+    @inline(never)
+    static func decodeDouble(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Double>) -> rst_status {
+        if let v = coder.fastDecodeDouble(key) { out.pointee = v; return RST_OK }
+        return decodeDoubleChecked(coder, key, out)
+    }
+
+    @inline(never)
+    static func decodeDoubleChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Double>) -> rst_status {
+        do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_double") }
     }
 }
 
@@ -335,15 +370,28 @@ extension CFace {
     public static func decode_string(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_string") }
         guard let c, let key else { return decodeNull(c, "rst_decode_string") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) {
-                let b = try coder.decodeStringBytes(KeyBytes(cString: key))
-                let (p, n) = (cString(b, for: coder), b.count)
-                out.pointee = p
-                len?.pointee = n
-                return RST_OK
-            } catch { return fail(error, in: "rst_decode_string") }
+        return withCoder(c) { decodeString($0, key, out, len) }
+    }
+
+    @inline(never)
+    static func decodeString(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        if let b = coder.fastDecodeStringBytes(key) {
+            out.pointee = cString(b, for: coder)
+            len?.pointee = b.count
+            return RST_OK
         }
+        return decodeStringChecked(coder, key, out, len)
+    }
+
+    @inline(never)
+    static func decodeStringChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        do throws(RestorationFailure) {
+            let b = try coder.decodeStringBytes(KeyBytes(cString: key))
+            let (p, n) = (cString(b, for: coder), b.count)
+            out.pointee = p
+            len?.pointee = n
+            return RST_OK
+        } catch { return fail(error, in: "rst_decode_string") }
     }
 }
 
@@ -353,14 +401,27 @@ extension CFace {
     public static func decode_bytes(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<UnsafeRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_bytes") }
         guard let c, let key else { return decodeNull(c, "rst_decode_bytes") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) {
-                let b = try coder.decodeBytes(KeyBytes(cString: key))
-                out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
-                len?.pointee = b.count
-                return RST_OK
-            } catch { return fail(error, in: "rst_decode_bytes") }
+        return withCoder(c) { decodeBytes($0, key, out, len) }
+    }
+
+    @inline(never)
+    static func decodeBytes(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafeRawPointer?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        if let b = coder.fastDecodeBytes(key) {
+            out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
+            len?.pointee = b.count
+            return RST_OK
         }
+        return decodeBytesChecked(coder, key, out, len)
+    }
+
+    @inline(never)
+    static func decodeBytesChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafeRawPointer?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        do throws(RestorationFailure) {
+            let b = try coder.decodeBytes(KeyBytes(cString: key))
+            out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
+            len?.pointee = b.count
+            return RST_OK
+        } catch { return fail(error, in: "rst_decode_bytes") }
     }
 }
 
@@ -368,9 +429,18 @@ extension CFace {
     public static func decode_object(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<OpaquePointer?>!) -> rst_status {
         guard let out else { return outMissing("rst_decode_object") }
         guard let c, let key else { return decodeNull(c, "rst_decode_object") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error, in: "rst_decode_object") }
-        }
+        return withCoder(c) { decodeObject($0, key, out) }
+    }
+
+    @inline(never)
+    static func decodeObject(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<OpaquePointer?>) -> rst_status {
+        if let h = coder.fastDecodeObjectHandle(key) { out.pointee = OpaquePointer(h); return RST_OK }
+        return decodeObjectChecked(coder, key, out)
+    }
+
+    @inline(never)
+    static func decodeObjectChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<OpaquePointer?>) -> rst_status {
+        do throws(RestorationFailure) { out.pointee = OpaquePointer(try coder.decodeObjectHandle(KeyBytes(cString: key))); return RST_OK } catch { return fail(error, in: "rst_decode_object") }
     }
 }
 
@@ -380,15 +450,28 @@ extension CFace {
         guard buf != nil || cap == 0 else { return fail(.invalid, "rst_decode_int_array: buf is NULL but cap is \(cap)") }
         count.pointee = 0   // "always set": 0 when the key is absent or of another type
         guard let c, let key else { return decodeNull(c, "rst_decode_int_array") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) {
-                let k = KeyBytes(cString: key)
-                let (n, copied) = try coder.decodeIntArray(k, into: buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) })
-                count.pointee = n
-                if !copied { return intArrayTooSmall(coder, k, n, cap) }
-                return RST_OK
-            } catch { return fail(error, in: "rst_decode_int_array") }
+        let buffer = buf.map { UnsafeMutableBufferPointer(start: $0, count: cap) }
+        return withCoder(c) { decodeIntArray($0, key, buffer, count) }
+    }
+
+    @inline(never)
+    static func decodeIntArray(_ coder: Coder, _ key: UnsafePointer<CChar>, _ buffer: UnsafeMutableBufferPointer<Int64>?, _ count: UnsafeMutablePointer<Int>) -> rst_status {
+        if let (n, copied) = coder.fastDecodeIntArray(key, into: buffer) {
+            count.pointee = n
+            return copied ? RST_OK : intArrayTooSmall(coder, KeyBytes(cString: key), n, buffer?.count ?? 0)
         }
+        return decodeIntArrayChecked(coder, key, buffer, count)
+    }
+
+    @inline(never)
+    static func decodeIntArrayChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ buffer: UnsafeMutableBufferPointer<Int64>?, _ count: UnsafeMutablePointer<Int>) -> rst_status {
+        do throws(RestorationFailure) {
+            let k = KeyBytes(cString: key)
+            let (n, copied) = try coder.decodeIntArray(k, into: buffer)
+            count.pointee = n
+            if !copied { return intArrayTooSmall(coder, k, n, buffer?.count ?? 0) }
+            return RST_OK
+        } catch { return fail(error, in: "rst_decode_int_array") }
     }
 }
 
@@ -422,18 +505,36 @@ extension CFace {
 extension CFace {
     public static func decode_begin_record(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!) -> rst_status {
         guard let c, let key else { return decodeNull(c, "rst_decode_begin_record") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_begin_record") }
-        }
+        return withCoder(c) { decodeBeginRecord($0, key) }
+    }
+
+    @inline(never)
+    static func decodeBeginRecord(_ coder: Coder, _ key: UnsafePointer<CChar>) -> rst_status {
+        if coder.fastDecodeBeginRecord(key) { return RST_OK }
+        return decodeBeginRecordChecked(coder, key)
+    }
+
+    @inline(never)
+    static func decodeBeginRecordChecked(_ coder: Coder, _ key: UnsafePointer<CChar>) -> rst_status {
+        do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_begin_record") }
     }
 }
 
 extension CFace {
     public static func decode_end_record(_ c: OpaquePointer!) -> rst_status {
         guard let c else { return fail(.invalid, "rst_decode_end_record: coder is NULL") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_decode_end_record") }
-        }
+        return withCoder(c) { decodeEndRecord($0) }
+    }
+
+    @inline(never)
+    static func decodeEndRecord(_ coder: Coder) -> rst_status {
+        if coder.fastDecodeEndRecord() { return RST_OK }
+        return decodeEndRecordChecked(coder)
+    }
+
+    @inline(never)
+    static func decodeEndRecordChecked(_ coder: Coder) -> rst_status {
+        do throws(RestorationFailure) { try coder.decodeEndRecord(); return RST_OK } catch { return fail(error, in: "rst_decode_end_record") }
     }
 }
 

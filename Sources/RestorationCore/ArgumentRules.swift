@@ -83,6 +83,18 @@ public enum ArgumentRules {
         }
     }
 
+    /// Whether `k` is a C identifier (measured with strlen: no NUL) of 1 to
+    /// 8 bytes, all ASCII, without '/': then it is text (`isText`) and
+    /// `identifier(_:)` accepts it. Decided from the key's prefix (its bytes
+    /// with zero padding; a padding byte is not '/'). false: check the usual way.
+    @inline(__always)
+    static func isPlainShortCIdentifier(_ k: IdentifierKey) -> Bool {
+        let n = k.bytes.count
+        guard n >= 1 && n <= 8 && RestorationLimits.maxIdentifierBytes >= 8 && k.isASCII else { return false }
+        let w = k.prefix ^ 0x2F2F_2F2F_2F2F_2F2F   // a '/' becomes a zero byte
+        return (w &- 0x0101_0101_0101_0101) & ~w & 0x8080_8080_8080_8080 == 0
+    }
+
     /// Whether `b` holds a '/' or a NUL byte (eight bytes at a time).
     @inline(__always)
     static func hasSlashOrNUL(_ b: UnsafeRawBufferPointer) -> Bool {

@@ -311,6 +311,97 @@ extension Coder {
         decoding.depth -= 1
     }
 
+    // MARK: the decode lane (the C face's first try)
+
+    /// The index of C key `key` when a decode call may take the field at
+    /// the open record's hint: a decode callback or factory is running
+    /// with an archive, and the key is in the key cache and in the archive.
+    /// nil otherwise; then the checked call (`decodeInt` and the others)
+    /// decides, with every message. Reads only (the key cache's lookup
+    /// changes nothing), so a decline leaves the coder as it was.
+    @inlinable @inline(__always)
+    func decodeLane(_ key: UnsafePointer<CChar>) -> UInt32? {
+        guard mode == .decoding || mode == .factory, decoding.readerRef != nil,
+              let k = keys.lookup(cString: UnsafeRawPointer(key)), k != KeyCache.absent else { return nil }
+        return k
+    }
+
+    /// `decodeBool` when the field at the hint is it; nil (nothing
+    /// changed) otherwise. The `fastDecode…` calls below each return what
+    /// the checked call of the same name returns, and move the hint as it
+    /// does, whenever they return a value: the same `DecodingRole.next…`
+    /// read, which that call tries first.
+    @inlinable @inline(__always)
+    public func fastDecodeBool(_ key: UnsafePointer<CChar>) -> Bool? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.boolFalse.rawValue) else { return nil }
+        return f.rawTag == ValueTag.boolTrue.rawValue
+    }
+
+    @inlinable @inline(__always)
+    public func fastDecodeInt(_ key: UnsafePointer<CChar>) -> Int64? {
+        guard let k = decodeLane(key) else { return nil }
+        return decoding.nextInt(k)
+    }
+
+    @inlinable @inline(__always)
+    public func fastDecodeDouble(_ key: UnsafePointer<CChar>) -> Double? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.double.rawValue) else { return nil }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
+    }
+
+    /// `decodeStringBytes`' fast path: a string at the hint.
+    @inlinable @inline(__always)
+    public func fastDecodeStringBytes(_ key: UnsafePointer<CChar>) -> UnsafeRawBufferPointer? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.string.rawValue) else { return nil }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    @inlinable @inline(__always)
+    public func fastDecodeBytes(_ key: UnsafePointer<CChar>) -> UnsafeRawBufferPointer? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.bytes.rawValue) else { return nil }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
+    }
+
+    /// `decodeObjectHandle`'s fast path: a reference at the hint to an
+    /// object this restore has; the hint moves only then (a reference
+    /// that does not resolve is left to the checked call and its message).
+    @inlinable @inline(__always)
+    public func fastDecodeObjectHandle(_ key: UnsafePointer<CChar>) -> UnsafeMutableRawPointer? {
+        guard let k = decodeLane(key), let sessionRef = decoding.sessionRef else { return nil }
+        let d = decoding.depth
+        let hint = decoding.hints[d]
+        let end = decoding.ranges[d].end
+        guard let (target, e) = decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.objectField(at: hint, before: end, key: k) }),
+              let h = sessionRef._withUnsafeGuaranteedRef({ $0.handle(target) }) else { return nil }
+        decoding.hints[d] = e
+        return h
+    }
+
+    /// `decodeIntArray(_:into:)`'s fast path: an int array at the hint.
+    @inlinable @inline(__always)
+    public func fastDecodeIntArray(_ key: UnsafePointer<CChar>, into buffer: UnsafeMutableBufferPointer<Int64>?) -> (count: Int, copied: Bool)? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.intArray.rawValue) else { return nil }
+        return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArray(f, ifRoomIn: buffer) }
+    }
+
+    /// `decodeBeginRecord`'s fast path: a record at the hint, below the
+    /// depth limit; false (nothing changed) otherwise.
+    @inlinable @inline(__always)
+    public func fastDecodeBeginRecord(_ key: UnsafePointer<CChar>) -> Bool {
+        guard let k = decodeLane(key), decoding.depth < RestorationLimits.maxRecordDepth,
+              let f = decoding.next(k, ValueTag.record.rawValue) else { return false }
+        decoding.enter(decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.recordFields(f) })
+        return true
+    }
+
+    /// `decodeEndRecord`'s fast path: a record is open.
+    @inlinable @inline(__always)
+    public func fastDecodeEndRecord() -> Bool {
+        guard mode == .decoding || mode == .factory, decoding.depth > 0 else { return false }
+        decoding.depth -= 1
+        return true
+    }
+
     /// The keys of the current record with their types, in archive order
     /// (tools: restorectl's stand-in objects decode everything).
     public func forEachField(_ body: (String, ArchiveReader.Field) -> Void) throws(RestorationFailure) {

@@ -412,6 +412,8 @@ public final class Engine {
     @exclusivity(unchecked)
     #endif
     public private(set) var lastRegistered: UnsafeMutableRawPointer?
+    /// The path materialize found free, for the factory it invokes (`FreePath`).
+    var freePath = FreePath()
     /// Every class name registered objects used: a NUL-terminated copy shared
     /// by its nodes, and its number (`classIDs`).
     #if UNCHECKED_EXCLUSIVITY
@@ -555,9 +557,10 @@ public final class Engine {
         return try id.withUTF8 { utf8 in
             Result { () throws(RestorationFailure) in
                 let b = UnsafeRawBufferPointer(utf8)
-                let (container, depth) = try placement(utf8: b, parent: parent.map { Unmanaged.passUnretained($0) })
+                let key = IdentifierKey(b)
+                let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged.passUnretained($0) })
                 let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, utf8: b, cClassName: cls.map { UnsafePointer($0.c) },
+                let node = ObjectNode(engine: self, key: key, cClassName: cls.map { UnsafePointer($0.c) },
                                       classID: classID ?? -1, container: container, depth: depth,
                                       table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
                 link(node, into: container)
@@ -574,7 +577,10 @@ public final class Engine {
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
         let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        guard ArgumentRules.isText(utf8) else {
+        let key = IdentifierKey(utf8)
+        // The usual identifier passes both checks (text, identifier rules) at a glance.
+        let plain = ArgumentRules.isPlainShortCIdentifier(key)
+        guard plain || ArgumentRules.isText(utf8) else {
             throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
         }
         lock.lock()
@@ -597,7 +603,7 @@ public final class Engine {
                 }
             }
         }
-        try ArgumentRules.identifier(utf8)
+        if !plain { try ArgumentRules.identifier(utf8) }
         if let b = newClass {
             let name = String(decoding: b, as: UTF8.self)
             try ArgumentRules.className(name)
@@ -605,24 +611,25 @@ public final class Engine {
             classNameCache.store(cKey: b, UInt32(id))
             classID = id
         }
-        let (container, depth) = try placement(utf8: utf8, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
+        let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
         let node: ObjectNode
         if let classID {
             let c = classTable[classID].c
-            node = ObjectNode(engine: self, utf8: utf8, cClassName: UnsafePointer(c), classID: classID,
+            node = ObjectNode(engine: self, key: key, cClassName: UnsafePointer(c), classID: classID,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         } else {
-            node = ObjectNode(engine: self, utf8: utf8, cClassName: nil, classID: -1,
+            node = ObjectNode(engine: self, key: key, cClassName: nil, classID: -1,
                               container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
         }
         let handle = node.handle
-        link(node, into: container)
+        link(consume node, into: container)
         return handle
     }
 
     /// Where a new object named `utf8` goes under `parent` (the identifier
     /// and class checked; the lock held): its container and depth.
-    private func placement(utf8: UnsafeRawBufferPointer, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
+    private func placement(key: IdentifierKey, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
+        let utf8 = key.bytes
         guard !destroyed else { throw RestorationFailure(.state, "the engine is being destroyed") }
         let container: Unmanaged<ObjectNode>
         if let parent {
@@ -637,7 +644,7 @@ public final class Engine {
         if depth >= RestorationLimits.maxTreeDepth {
             throw RestorationFailure(.limit, "'\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
         }
-        if let existing = container._withUnsafeGuaranteedRef({ $0.childRef(named: utf8) }) {
+        if !freePath.isFree(key, in: container), let existing = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
             throw RestorationFailure(.duplicate, "the path '\(existing.takeUnretainedValue().path)' is already registered")
         }
         return (container, depth)
@@ -651,12 +658,13 @@ public final class Engine {
         container._withUnsafeGuaranteedRef { $0.append(child: ref) }
         objectCount += 1
         lastRegistered = ref.toOpaque()
-        if let slot = freeSlots.popLast() {
+        // The caller's reference moves into the table (no retain/release pair).
+        if !freeSlots.isEmpty, let slot = freeSlots.popLast() {   // (no call when there is none)
             ref._withUnsafeGuaranteedRef { $0.slot = slot }
-            nodes[slot] = node
+            nodes[slot] = consume node
         } else {
             ref._withUnsafeGuaranteedRef { $0.slot = nodes.count }
-            nodes.append(node)
+            nodes.append(consume node)
         }
     }
 
@@ -1279,22 +1287,24 @@ public final class Engine {
             } else {
                 containerRef = rootRef
             }
-            let idBytes = reader.nameBytes(reader.identifier(ofRecord: r))
-            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(named: idBytes) }) {
+            let key = IdentifierKey(reader.nameBytes(reader.identifier(ofRecord: r)))
+            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
                 session.materialize(r, existing)
                 continue
             }
             // v1.1: a quarantined record is skipped here, before any factory.
-            let container = containerRef.takeUnretainedValue()
-            var made: ObjectNode? = nil
+            // The container and the object made are the engine's (held by
+            // its node table; nothing unregisters during a restore), so they
+            // pass unretained.
+            var made: Unmanaged<ObjectNode>? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
+                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
             }
             if made == nil, let fallback = fallbackRef {
-                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: container, identifier: idBytes) }
+                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
             }
             if let made {
-                session.materialize(r, Unmanaged.passUnretained(made))
+                session.materialize(r, made)
             } else {
                 if run.notes[r] == nil { noteUnproduced(r, run) }
                 skip(r, run)
@@ -1315,7 +1325,11 @@ public final class Engine {
     /// object now registered at the record's path (anything else is logged
     /// and treated as declined). nil: declined.
     private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container: ObjectNode, identifier idBytes: UnsafeRawBufferPointer) -> ObjectNode? {
+                        container containerRef: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
+        let container = containerRef.takeUnretainedValue()
+        let idBytes = key.bytes
+        freePath.set(containerRef, key)
+        defer { freePath.clear() }
         let coder = run.coder
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
@@ -1342,7 +1356,7 @@ public final class Engine {
             run.note(r, .declined, "\(factory.what) returned NULL (declined)")
             return nil
         }
-        if let accepted = acceptFactoryResult(made, container: container, identifier: idBytes) { return accepted }
+        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
         let path = run.reader.path(ofRecord: r)
         run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
@@ -1399,6 +1413,9 @@ public final class Engine {
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
             if !failed.isEmpty && failed.contains(Int(r32)) { continue }
+            // No `finished` to call: no host code runs, so there is nothing
+            // for the marker to name or a deferral to attach to.
+            guard u._withUnsafeGuaranteedRef({ $0.handles(.finished) }) else { continue }
             watchEnter(Int(r32))
             deferred.callbackRecord = Int(r32)
             u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
@@ -1478,18 +1495,21 @@ extension Engine {
         lock.withLock {
             guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
             var id = identifier
-            return id.withUTF8 { acceptFactoryResult(made, container: p, identifier: UnsafeRawBufferPointer($0)) }
+            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: IdentifierKey(UnsafeRawBufferPointer($0))) }?.takeUnretainedValue()
         }
     }
 
     /// The node at `made` if it is the child of `container` named
     /// `identifier` (the lock held); never dereferences a bogus pointer.
-    func acceptFactoryResult(_ made: UnsafeRawPointer, container: ObjectNode, identifier: UnsafeRawBufferPointer) -> ObjectNode? {
+    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
         if let last = lastRegistered, UnsafeRawPointer(last) == made {
-            let n = ObjectNode.from(handle: made)
-            return n.isRegistered && n.container === container && n.hasIdentifier(IdentifierKey(identifier)) ? n : nil
+            // The node registered last is alive (the node table holds it).
+            let u = Unmanaged<ObjectNode>.fromOpaque(made)
+            return u._withUnsafeGuaranteedRef {
+                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(key)
+            } ? u : nil
         }
-        guard let expected = container.child(named: identifier), UnsafeRawPointer(expected.handle) == made else { return nil }
+        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
         return expected
     }
 

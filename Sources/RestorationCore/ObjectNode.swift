@@ -272,9 +272,19 @@ public final class ObjectNode {
 
     /// A new node; `utf8` is the identifier (validated by the caller). The
     /// host is a callback table (`table`, `instance`) or a `behavior`.
-    init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
+    convenience init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
+                     classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
+                     table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
+        self.init(engine: engine, key: IdentifierKey(utf8), cClassName: cClassName, classID: classID, container: container,
+                  depth: depth, table: table, instance: instance, behavior: behavior)
+    }
+
+    /// `key`: the identifier's bytes with their prefix and ASCII flag, as
+    /// the caller computed them for its search of the container.
+    init(engine: Engine, key: IdentifierKey, cClassName: UnsafePointer<CChar>?,
          classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
          table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
+        let utf8 = key.bytes
         self.storedClassID = Int32(truncatingIfNeeded: classID)
         self.engine = engine
         let n = utf8.count
@@ -283,8 +293,8 @@ public final class ObjectNode {
         c.storeBytes(of: 0, toByteOffset: n, as: UInt8.self)
         self.cIdentifier = c.assumingMemoryBound(to: CChar.self)
         self.storedIdentifierCount = UInt8(n)   // checked by every registration: traps only if that broke
-        self.identifierPrefix = ObjectNode.prefix(utf8)
-        self.identifierIsASCII = IdentifierKey.isASCII(utf8, prefix: identifierPrefix)
+        self.identifierPrefix = key.prefix
+        self.identifierIsASCII = key.isASCII
         self.cClassName = cClassName
         self.containerRef = container
         self.storedDepth = Int32(truncatingIfNeeded: depth)
@@ -412,7 +422,12 @@ public final class ObjectNode {
     /// The child whose identifier is `b`, if any, unretained.
     @inline(__always)
     func childRef(named b: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
-        let k = IdentifierKey(b)
+        childRef(key: IdentifierKey(b))
+    }
+
+    /// `childRef(named:)` with the key computed.
+    @inline(__always)
+    func childRef(key k: IdentifierKey) -> Unmanaged<ObjectNode>? {
         if let index = childIndex { return index.find(k) }
         var c = firstChildRef
         while let u = c {

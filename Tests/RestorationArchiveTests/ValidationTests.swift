@@ -365,6 +365,42 @@ final class ValidationTests: XCTestCase {
         XCTAssertEqual(r?.depth(ofRecord: 3), 1)
     }
 
+    /// The duplicate-path check is skipped when no identifier repeats; the
+    /// verdict and message agree with the definition (a (parent, identifier)
+    /// pair seen twice) for identifiers drawn from small and large pools,
+    /// name indexes around the used-identifier bitmap's word edges.
+    func testDuplicatePathsAgreeWithTheDefinition() {
+        var rng = SystemRandomNumberGenerator()
+        for trial in 0..<400 {
+            let nameCount = [1, 2, 63, 64, 65, 127, 128, 129, 200][trial % 9]
+            let names = (0..<nameCount).map { "n\($0)" }
+            let count = Int.random(in: 1...40, using: &rng)
+            let pool = Bool.random(using: &rng) ? min(nameCount, 3) : nameCount
+            var recs: [[UInt8]] = []
+            var pairs: [(Int, Int)] = []
+            var firstDuplicate: Int? = nil
+            var used = Set<Int>()
+            for i in 0..<count {
+                var ident = nameCount - 1 - Int.random(in: 0..<pool, using: &rng)
+                // Mostly fresh identifiers when the pool is large.
+                if pool == nameCount, used.count < nameCount, Int.random(in: 0..<4, using: &rng) != 0 {
+                    while used.contains(ident) { ident = Int.random(in: 0..<nameCount, using: &rng) }
+                }
+                used.insert(ident)
+                let parent = i == 0 || Bool.random(using: &rng) ? -1 : Int.random(in: 0..<i, using: &rng)
+                recs.append(record(ident: UInt64(ident), delta: parent < 0 ? 0 : UInt64(i - parent), fields: []))
+                if firstDuplicate == nil, pairs.contains(where: { $0 == (parent, ident) }) { firstDuplicate = i }
+                pairs.append((parent, ident))
+            }
+            let bytes = RawArchive(names: names, records: recs).bytes
+            if let d = firstDuplicate {
+                expectFailure(bytes, "corrupt", "record \(d) ", "the path is already used by an earlier record")
+            } else {
+                XCTAssertNotNil(accept(bytes))
+            }
+        }
+    }
+
     func testObjectReferences() {
         let recs = [record(ident: 0, fields: field(0, 6, varint(1))), record(ident: 1, fields: field(0, 6, varint(0)))]
         let r = accept(RawArchive(keys: ["ref"], names: ["a", "b"], records: recs).bytes)

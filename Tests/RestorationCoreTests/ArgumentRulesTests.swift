@@ -40,4 +40,31 @@ final class ArgumentRulesTests: XCTestCase {
             try ArgumentRules.key(UnsafeRawBufferPointer(start: nil, count: 0), location: "here")
         }, .invalid)
     }
+
+    /// The short plain C identifier check agrees with `isText` and
+    /// `identifier(_:)`: whatever it passes they accept, and it passes every
+    /// identifier of 1 to 8 ASCII bytes without '/' (no NUL: C strings).
+    func testPlainShortCIdentifiersAgreeWithTheFullChecks() {
+        let alphabet: [UInt8] = [0x61, 0x2F, 0x7F, 0x80, 0xC3, 0xA9, 0x20, 0x30, 0x2E, 0xFF, 0x01]
+        var rng = SystemRandomNumberGenerator()
+        func check(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { b in
+                let plain = ArgumentRules.isPlainShortCIdentifier(IdentifierKey(b))
+                var full = ArgumentRules.isText(b)
+                if full { do throws(RestorationFailure) { try ArgumentRules.identifier(b) } catch { full = false } }
+                if plain { XCTAssertTrue(full, "\(bytes)") }
+                let expected = (1...8).contains(bytes.count) && bytes.allSatisfy { $0 < 0x80 && $0 != 0x2F }
+                XCTAssertEqual(plain, expected, "\(bytes)")
+            }
+        }
+        // Every string of up to 3 bytes over the alphabet, then random ones up to 12.
+        check([])
+        for a in alphabet { check([a]); for b in alphabet { check([a, b]); for c in alphabet { check([a, b, c]) } } }
+        for _ in 0..<20_000 {
+            let n = Int.random(in: 1...12, using: &rng)
+            var bytes = (0..<n).map { _ in UInt8.random(in: 0x20...0x7E, using: &rng) }
+            if Bool.random(using: &rng) { bytes[Int.random(in: 0..<n, using: &rng)] = alphabet.randomElement(using: &rng)! }
+            check(bytes)
+        }
+    }
 }
