@@ -88,7 +88,15 @@ public struct RecordEdit {
 
     /// Empties the edit for the next record.
     public mutating func reset() {
-        levels[0].removeAll(keepingCapacity: true)
+        // A record's own level usually holds the few fields a step looked
+        // at: dropped one by one (a plain store each, the buffer kept), not
+        // through `removeAll(keepingCapacity:)`, whose generic range
+        // replacement costs more than several of them.
+        if levels[0].count <= 8 {
+            while !levels[0].isEmpty { levels[0].removeLast() }
+        } else {
+            levels[0].removeAll(keepingCapacity: true)
+        }
         levelCount = 1
         if !values.isEmpty { values.removeAll(keepingCapacity: true) }
         unparsed = UnparsedFields()
@@ -441,7 +449,12 @@ public final class ArchiveRewriter {
                     case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
                         out.varint(UInt64(f.end - f.payload))
                     }
-                    out.bytes(base + f.payload, f.end - f.payload)
+                    // The payload is the archive's bytes as they are: it
+                    // starts a run, so that the untouched fields after it
+                    // (a renamed key followed by the rest of the record)
+                    // go out in the same copy. The same bytes, in the same
+                    // order: the run is copied before anything else is written.
+                    runStart = f.payload; runEnd = f.end
                 case .level:
                     var inner = ByteSink()
                     defer { inner.release() }
