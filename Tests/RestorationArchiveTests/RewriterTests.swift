@@ -146,6 +146,59 @@ final class RewriterTests: XCTestCase {
         }
     }
 
+    /// A renamed archive field is written as its new key followed by its
+    /// payload, which opens the run of untouched bytes after it (with the
+    /// fields after it, or the fields never parsed): for every kind of
+    /// value, renamed first, in the middle, last, two in a row, parsed
+    /// fully or lazily, the record reads as the original with the key
+    /// renamed, validates, and keeps its references. `RecordEdit.reset`
+    /// empties a level of any size (dropped one by one up to 8).
+    func testRenamedFieldsStartARunAndAgreeWithTheOriginal() throws {
+        let kinds: [ArchiveValue] = [.bool(true), .int(-1 << 40), .int(3), .double(2.5), .string("héllo"), .bytes([0, 255]),
+                                     .intArray([1, -2]), .stringArray(["a", ""]), .object(record: 0), .objectArray([0, 1]),
+                                     .record([ArchiveEntry(key: "p", value: .object(record: 0))])]
+        for kind in kinds {
+            let entries = [ArchiveEntry(key: "a", value: .int(1)), ArchiveEntry(key: "b", value: kind),
+                           ArchiveEntry(key: "c", value: .string("after")), ArchiveEntry(key: "d", value: .object(record: 0))]
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: [
+                ArchiveObject(identifier: "Root", className: "Win", entries: []),
+                ArchiveObject(identifier: "One", parent: 0, className: "Pane", entries: entries),
+            ]).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            for renamed in [[0], [1], [3], [1, 2], [0, 1, 2, 3]] {
+                for lazily in [false, true] {
+                    let rw = ArchiveRewriter(reader: reader)
+                    var edit = RecordEdit()
+                    if lazily {
+                        rw.beginLazily(record: 1, &edit)
+                        let last = try XCTUnwrap(renamed.last)
+                        XCTAssertEqual(rw.parseUnparsed(&edit, until: key(rw, entries[last].key, intern: false)), last)
+                    } else {
+                        rw.begin(record: 1, &edit)
+                    }
+                    var expected = entries
+                    for i in renamed {
+                        edit.levels[0][i].key = key(rw, "new" + entries[i].key)
+                        expected[i].key = "new" + entries[i].key
+                    }
+                    try rw.replace(record: 1, with: edit, version: 1)
+                    let out = try rw.rebuiltReader(verify: true)
+                    XCTAssertEqual(ArchiveDocument(reader: out).objects[1].entries, expected, "\(kind), renamed \(renamed), lazily \(lazily)")
+                    XCTAssertEqual(Array(out.references(ofRecord: 1)), Array(reader.references(ofRecord: 1)))
+                }
+            }
+        }
+        for count in [0, 1, 8, 9, 40] {
+            var edit = RecordEdit()
+            edit.levels[0] = Array(repeating: EditedField(key: 1, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: 1,
+                                                          payload: 0, start: 0, end: 0), count: count)
+            let capacity = edit.levels[0].capacity
+            edit.reset()
+            XCTAssertTrue(edit.levels[0].isEmpty)
+            XCTAssertEqual(edit.levels[0].capacity, capacity, "the buffer is kept")
+        }
+    }
+
     /// The rewriter's byte sink writes what appending to an array writes,
     /// across growth, and drops a failed record's bytes.
     func testByteSinkAgreesWithAnArray() {
