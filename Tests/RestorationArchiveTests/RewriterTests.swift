@@ -199,6 +199,37 @@ final class RewriterTests: XCTestCase {
         }
     }
 
+    /// The rebuilt archive places the key and name tables by where the
+    /// reader's last key and last name end: an archive without keys, and
+    /// one with many names and keys of long lengths, rebuilt with a key
+    /// added, validates from scratch and reads as the original plus the edit.
+    func testTheTablesAreFoundFromTheReadersLastStrings() throws {
+        for (objects, keys) in [(1, 0), (2, 0), (300, 1), (40, 130)] {
+            var list: [ArchiveObject] = []
+            for i in 0..<objects {
+                let entries = (0..<keys).map { ArchiveEntry(key: "key\($0)" + String(repeating: "k", count: $0), value: .int(Int64($0))) }
+                list.append(ArchiveObject(identifier: "o\(i)" + String(repeating: "n", count: i % 200), parent: i == 0 ? nil : 0,
+                                          className: "C\(i % 3)", entries: i == objects - 1 ? entries : []))
+            }
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: list).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            XCTAssertEqual(reader.keyCount, keys)
+            let rw = ArchiveRewriter(reader: reader)
+            var edit = RecordEdit()
+            rw.beginLazily(record: objects - 1, &edit)
+            rw.parseUnparsed(&edit, until: nil)
+            let added = key(rw, "added")
+            edit.levels[0].append(EditedField(key: added, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: added,
+                                              payload: 9, start: 0, end: 0))
+            try rw.replace(record: objects - 1, with: edit, version: 2)
+            let out = try rw.rebuiltReader(verify: true)
+            var expected = ArchiveDocument(reader: reader).objects
+            expected[objects - 1].entries.append(ArchiveEntry(key: "added", value: .int(9)))
+            expected[objects - 1].version = 2
+            XCTAssertEqual(ArchiveDocument(reader: out).objects, expected, "\(objects) objects, \(keys) keys")
+        }
+    }
+
     /// The rewriter's byte sink writes what appending to an array writes,
     /// across growth, and drops a failed record's bytes.
     func testByteSinkAgreesWithAnArray() {
