@@ -113,7 +113,9 @@ final class MigrationEditor {
         return found
     }
 
-    func find(_ k: UInt32) -> Int? {
+    /// Inlined into each caller (a step's lookups are few and short: the
+    /// call's frame cost as much as the scan); parsing on is out of line.
+    @inline(__always) func find(_ k: UInt32) -> Int? {
         let level = self.level
         let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
@@ -123,7 +125,11 @@ final class MigrationEditor {
         // The record's fields not parsed yet hold keys of the archive's own
         // table only (a key an edit added is in none of them), each once.
         if Int(k) >= reader.keyCount { return nil }
-        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
+        return findUnparsed(k)
+    }
+
+    @inline(never) private func findUnparsed(_ k: UInt32) -> Int? {
+        rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
     }
 
     /// Parses the record's fields not parsed yet (for what needs them all).
