@@ -156,8 +156,14 @@ final class MigrationEditor {
 
     /// A key given to a write, checked as encode checks keys, as an index
     /// of the rebuilt archive's key table (added when new).
-    func writeKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+    /// A known key is answered inline (the key cache); a new one checked
+    /// and added out of line.
+    @inline(__always) func writeKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         if let k = keyIndex(key) { return k }
+        return try newKey(key)
+    }
+
+    @inline(never) private func newKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
         try ArgumentRules.key(bytes, location: location)
         return rewriter.internKey(bytes)
