@@ -170,12 +170,20 @@ final class MigrationEditor {
     }
 
     /// The current record's value for `key`, checked to have the tag `expected`.
-    func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
-        guard let i = find(key) else { throw Coder.missing(key, at: location) }
+    /// Inlined into each read (the call's frame cost as much as the
+    /// test); the failures are built out of line.
+    @inline(__always) func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
+        guard let i = find(key) else { throw missing(key) }
         let f = edit.levels[level][i]
         // Raw tags compared (a ValueTag is made only for the message).
         if f.rawTag == expected.rawValue || (expected == .boolFalse && f.rawTag == ValueTag.boolTrue.rawValue) { return f }
-        throw Coder.mismatch(key, ValueTag(rawValue: f.rawTag), expected, at: location)
+        throw mismatch(key, f.rawTag, expected)
+    }
+
+    @inline(never) private func missing(_ key: KeyBytes) -> RestorationFailure { Coder.missing(key, at: location) }
+
+    @inline(never) private func mismatch(_ key: KeyBytes, _ rawTag: UInt8, _ expected: ValueTag) -> RestorationFailure {
+        Coder.mismatch(key, ValueTag(rawValue: rawTag), expected, at: location)
     }
 
     /// Adds or replaces `key` in the current record (its place kept when replaced).
