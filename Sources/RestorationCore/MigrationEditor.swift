@@ -187,17 +187,21 @@ final class MigrationEditor {
     }
 
     /// Adds or replaces `key` in the current record (its place kept when replaced).
-    func put(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
+    /// Inlined into each write (the call's frame cost as much as the
+    /// work); the limit's failure is built out of line.
+    @inline(__always) func put(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
         let level = self.level
         if let i = find(k) {
             edit.levels[level][i] = field
         } else {
             if level == 0 { settleCount() }
-            guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
-                throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
-            }
+            guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else { throw tooManyValues(key) }
             edit.levels[level].append(field)
         }
+    }
+
+    @inline(never) private func tooManyValues(_ key: KeyBytes) -> RestorationFailure {
+        RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
     }
 
     // MARK: writes
