@@ -82,8 +82,9 @@ final class MigrationEditor {
     /// The level being edited (the record's own fields, or a nested record entered).
     var level: Int { path.last ?? 0 }
 
-    /// The index of `key` in the current level, nil when it has none.
-    func find(_ key: KeyBytes) -> Int? {
+    /// The index of `key` in the current level, nil when it has none
+    /// (inlined into each caller, as the lookups it makes).
+    @inline(__always) func find(_ key: KeyBytes) -> Int? {
         guard let k = keyIndex(key) else { return nil }
         return find(k)
     }
