@@ -87,15 +87,18 @@ public struct RecordEdit {
     public init() {}
 
     /// Empties the edit for the next record.
-    public mutating func reset() {
+    @inline(__always) public mutating func reset() {
         // A record's own level usually holds the few fields a step looked
         // at: dropped one by one (a plain store each, the buffer kept), not
         // through `removeAll(keepingCapacity:)`, whose generic range
-        // replacement costs more than several of them.
-        if levels[0].count <= 8 {
-            while !levels[0].isEmpty { levels[0].removeLast() }
-        } else {
-            levels[0].removeAll(keepingCapacity: true)
+        // replacement costs more than several of them. Inlined into the
+        // callers (once per record), the level reached once.
+        levels.withUnsafeMutableBufferPointer { l in
+            if l[0].count <= 8 {
+                while !l[0].isEmpty { l[0].removeLast() }
+            } else {
+                l[0].removeAll(keepingCapacity: true)
+            }
         }
         levelCount = 1
         if !values.isEmpty { values.removeAll(keepingCapacity: true) }
