@@ -148,7 +148,10 @@ public final class ArchiveRewriter {
     private var patches: [(record: Int, start: Int, end: Int, version: UInt32)] = []
     /// The object references of each replaced record (same order as
     /// `patches`): a range of `patchRefBuffer`, or nil when they are the
-    /// original record's.
+    /// original record's. Filled only from the first record whose
+    /// references were collected: while every edit keeps its references
+    /// (the usual case) it stays empty, and a patch past its end is nil
+    /// (`collectedReferences(ofPatch:)`).
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -370,7 +373,6 @@ public final class ArchiveRewriter {
             let rest = reader.byteCount - reader.fields(ofRecord: r).start
             patchBytes.reserve(rest + rest / 8 + 256)
             patches.reserveCapacity(reader.recordCount - r)
-            patchRefs.reserveCapacity(reader.recordCount - r)
         }
         let start = patchBytes.count
         var kept = KeptReferences()
@@ -387,12 +389,20 @@ public final class ArchiveRewriter {
         patches.append((r, start, patchBytes.count, version))
         // (The edit's own answer first: it is the usual one, and it needs no call.)
         if (!kept.broken && kept.count == edit.referenceFields) || reader.references(ofRecord: r).isEmpty {
-            patchRefs.append(nil)                 // a migration cannot add references
+            // a migration cannot add references: the original's (nil, not stored)
         } else {
             let start = patchRefBuffer.count
             references(level: 0, edit, into: &patchRefBuffer)
+            if patchRefs.isEmpty { patchRefs.reserveCapacity(reader.recordCount - r + patches.count) }
+            while patchRefs.count < patches.count - 1 { patchRefs.append(nil) }
             patchRefs.append(start..<patchRefBuffer.count)
         }
+    }
+
+    /// The references `replace` collected for patch j, nil when they are
+    /// the original record's.
+    private func collectedReferences(ofPatch j: Int) -> Range<Int>? {
+        j < patchRefs.count ? patchRefs[j] : nil
     }
 
     /// Whether an edit kept every field of the original record that can
@@ -716,7 +726,7 @@ public final class ArchiveRewriter {
         let refStart = UnsafeMutablePointer<Int32>.allocate(capacity: n + 1)
         st.refStart = refStart
         var forward = false
-        if !patchRefs.contains(where: { $0 != nil }) {
+        if patchRefs.isEmpty {
             // Every edited record kept its references: the original's
             // tables as they are (record indexes did not change).
             let total = Int(reader._refStart[n])
@@ -729,7 +739,7 @@ public final class ArchiveRewriter {
             var total = 0
             var next = 0
             for r in 0..<n {
-                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                if next < patches.count && patches[next].record == r, let range = collectedReferences(ofPatch: next) {
                     total += range.count
                     next += 1
                 } else {
@@ -743,7 +753,7 @@ public final class ArchiveRewriter {
             next = 0
             for r in 0..<n {
                 refStart[r] = Int32(k)
-                if next < patches.count && patches[next].record == r, let range = patchRefs[next] {
+                if next < patches.count && patches[next].record == r, let range = collectedReferences(ofPatch: next) {
                     for j in range { refs[k] = patchRefBuffer[j]; k += 1 }
                     next += 1
                 } else {

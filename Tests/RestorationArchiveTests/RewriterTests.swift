@@ -230,6 +230,36 @@ final class RewriterTests: XCTestCase {
         }
     }
 
+    /// References collected for some edited records only: the records
+    /// before the first one collected, between and after them keep the
+    /// original's (kept, or none to keep), and the derived tables agree
+    /// with the validated ones.
+    func testCollectedReferencesAmongKeptOnes() throws {
+        for dropAt in [[], [0], [1], [3], [1, 3], [0, 1, 3]] {
+            let objects = (0..<4).map { i in
+                ArchiveObject(identifier: "o\(i)", parent: i == 0 ? nil : 0, className: "C", entries: [
+                    ArchiveEntry(key: "n", value: .int(Int64(i))),
+                    ArchiveEntry(key: "link", value: .object(record: (i + 1) % 4)),
+                    ArchiveEntry(key: "peers", value: .objectArray([0, i])),
+                ])
+            }
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            let rw = ArchiveRewriter(reader: reader)
+            for r in [0, 1, 3] {                       // record 2 is not edited
+                var edit = RecordEdit()
+                rw.begin(record: r, &edit)
+                if dropAt.contains(r) { edit.levels[0].removeAll { $0.key == key(rw, "link", intern: false) } }
+                try rw.replace(record: r, with: edit, version: 1)
+            }
+            let out = try rw.rebuiltReader(verify: true)
+            for r in 0..<4 {
+                let expected: [Int32] = dropAt.contains(r) ? [0, Int32(r)] : [Int32((r + 1) % 4), 0, Int32(r)]
+                XCTAssertEqual(Array(out.references(ofRecord: r)), expected, "dropped at \(dropAt), record \(r)")
+            }
+        }
+    }
+
     /// The rewriter's byte sink writes what appending to an array writes,
     /// across growth, and drops a failed record's bytes.
     func testByteSinkAgreesWithAnArray() {
