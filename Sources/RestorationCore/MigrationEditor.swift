@@ -82,8 +82,9 @@ final class MigrationEditor {
     /// The level being edited (the record's own fields, or a nested record entered).
     var level: Int { path.last ?? 0 }
 
-    /// The index of `key` in the current level, nil when it has none.
-    func find(_ key: KeyBytes) -> Int? {
+    /// The index of `key` in the current level, nil when it has none
+    /// (inlined into each caller, as the lookups it makes).
+    @inline(__always) func find(_ key: KeyBytes) -> Int? {
         guard let k = keyIndex(key) else { return nil }
         return find(k)
     }
@@ -95,18 +96,27 @@ final class MigrationEditor {
     private let keyCache = KeyCache()
 
     /// The key's index in the rebuilt archive's key table, nil when it has none.
-    func keyIndex(_ key: KeyBytes) -> UInt32? {
+    /// The cache's hit inlined into each caller (a step's every key is a
+    /// hit after the first record: the call's frame cost a quarter of the
+    /// lookup); a miss is looked up and cached out of line.
+    @inline(__always) func keyIndex(_ key: KeyBytes) -> UInt32? {
         if let p = key.start {
             let hit = key.isCString ? keyCache.lookup(cString: p) : keyCache.lookup(UnsafeRawBufferPointer(start: p, count: key.length))
             if let hit { return hit }
         }
+        return keyIndexMissed(key)
+    }
+
+    @inline(never) private func keyIndexMissed(_ key: KeyBytes) -> UInt32? {
         let bytes = key.bytes
         guard let found = rewriter.keyIndex(bytes) else { return nil }
         keyCache.store(bytes, found)
         return found
     }
 
-    func find(_ k: UInt32) -> Int? {
+    /// Inlined into each caller (a step's lookups are few and short: the
+    /// call's frame cost as much as the scan); parsing on is out of line.
+    @inline(__always) func find(_ k: UInt32) -> Int? {
         let level = self.level
         let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
@@ -116,7 +126,11 @@ final class MigrationEditor {
         // The record's fields not parsed yet hold keys of the archive's own
         // table only (a key an edit added is in none of them), each once.
         if Int(k) >= reader.keyCount { return nil }
-        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
+        return findUnparsed(k)
+    }
+
+    @inline(never) private func findUnparsed(_ k: UInt32) -> Int? {
+        rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k) }
     }
 
     /// Parses the record's fields not parsed yet (for what needs them all).
@@ -143,34 +157,52 @@ final class MigrationEditor {
 
     /// A key given to a write, checked as encode checks keys, as an index
     /// of the rebuilt archive's key table (added when new).
-    func writeKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
+    /// A known key is answered inline (the key cache); a new one checked
+    /// and added out of line.
+    @inline(__always) func writeKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         if let k = keyIndex(key) { return k }
+        return try newKey(key)
+    }
+
+    @inline(never) private func newKey(_ key: KeyBytes) throws(RestorationFailure) -> UInt32 {
         let bytes = key.bytes
         try ArgumentRules.key(bytes, location: location)
         return rewriter.internKey(bytes)
     }
 
     /// The current record's value for `key`, checked to have the tag `expected`.
-    func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
-        guard let i = find(key) else { throw Coder.missing(key, at: location) }
+    /// Inlined into each read (the call's frame cost as much as the
+    /// test); the failures are built out of line.
+    @inline(__always) func field(_ key: KeyBytes, _ expected: ValueTag) throws(RestorationFailure) -> EditedField {
+        guard let i = find(key) else { throw missing(key) }
         let f = edit.levels[level][i]
         // Raw tags compared (a ValueTag is made only for the message).
         if f.rawTag == expected.rawValue || (expected == .boolFalse && f.rawTag == ValueTag.boolTrue.rawValue) { return f }
-        throw Coder.mismatch(key, ValueTag(rawValue: f.rawTag), expected, at: location)
+        throw mismatch(key, f.rawTag, expected)
+    }
+
+    @inline(never) private func missing(_ key: KeyBytes) -> RestorationFailure { Coder.missing(key, at: location) }
+
+    @inline(never) private func mismatch(_ key: KeyBytes, _ rawTag: UInt8, _ expected: ValueTag) -> RestorationFailure {
+        Coder.mismatch(key, ValueTag(rawValue: rawTag), expected, at: location)
     }
 
     /// Adds or replaces `key` in the current record (its place kept when replaced).
-    func put(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
+    /// Inlined into each write (the call's frame cost as much as the
+    /// work); the limit's failure is built out of line.
+    @inline(__always) func put(_ k: UInt32, _ field: EditedField, _ key: KeyBytes) throws(RestorationFailure) {
         let level = self.level
         if let i = find(k) {
             edit.levels[level][i] = field
         } else {
             if level == 0 { settleCount() }
-            guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else {
-                throw RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
-            }
+            guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else { throw tooManyValues(key) }
             edit.levels[level].append(field)
         }
+    }
+
+    @inline(never) private func tooManyValues(_ key: KeyBytes) -> RestorationFailure {
+        RestorationFailure(.limit, "\(location), key '\(key.string)': a record holds at most \(ArchiveLimits.maxValuesPerRecord) values (RST_MAX_VALUES_PER_RECORD)")
     }
 
     // MARK: writes

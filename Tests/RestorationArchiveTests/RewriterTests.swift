@@ -146,6 +146,120 @@ final class RewriterTests: XCTestCase {
         }
     }
 
+    /// A renamed archive field is written as its new key followed by its
+    /// payload, which opens the run of untouched bytes after it (with the
+    /// fields after it, or the fields never parsed): for every kind of
+    /// value, renamed first, in the middle, last, two in a row, parsed
+    /// fully or lazily, the record reads as the original with the key
+    /// renamed, validates, and keeps its references. `RecordEdit.reset`
+    /// empties a level of any size (dropped one by one up to 8).
+    func testRenamedFieldsStartARunAndAgreeWithTheOriginal() throws {
+        let kinds: [ArchiveValue] = [.bool(true), .int(-1 << 40), .int(3), .double(2.5), .string("héllo"), .bytes([0, 255]),
+                                     .intArray([1, -2]), .stringArray(["a", ""]), .object(record: 0), .objectArray([0, 1]),
+                                     .record([ArchiveEntry(key: "p", value: .object(record: 0))])]
+        for kind in kinds {
+            let entries = [ArchiveEntry(key: "a", value: .int(1)), ArchiveEntry(key: "b", value: kind),
+                           ArchiveEntry(key: "c", value: .string("after")), ArchiveEntry(key: "d", value: .object(record: 0))]
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: [
+                ArchiveObject(identifier: "Root", className: "Win", entries: []),
+                ArchiveObject(identifier: "One", parent: 0, className: "Pane", entries: entries),
+            ]).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            for renamed in [[0], [1], [3], [1, 2], [0, 1, 2, 3]] {
+                for lazily in [false, true] {
+                    let rw = ArchiveRewriter(reader: reader)
+                    var edit = RecordEdit()
+                    if lazily {
+                        rw.beginLazily(record: 1, &edit)
+                        let last = try XCTUnwrap(renamed.last)
+                        XCTAssertEqual(rw.parseUnparsed(&edit, until: key(rw, entries[last].key, intern: false)), last)
+                    } else {
+                        rw.begin(record: 1, &edit)
+                    }
+                    var expected = entries
+                    for i in renamed {
+                        edit.levels[0][i].key = key(rw, "new" + entries[i].key)
+                        expected[i].key = "new" + entries[i].key
+                    }
+                    try rw.replace(record: 1, with: edit, version: 1)
+                    let out = try rw.rebuiltReader(verify: true)
+                    XCTAssertEqual(ArchiveDocument(reader: out).objects[1].entries, expected, "\(kind), renamed \(renamed), lazily \(lazily)")
+                    XCTAssertEqual(Array(out.references(ofRecord: 1)), Array(reader.references(ofRecord: 1)))
+                }
+            }
+        }
+        for count in [0, 1, 8, 9, 40] {
+            var edit = RecordEdit()
+            edit.levels[0] = Array(repeating: EditedField(key: 1, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: 1,
+                                                          payload: 0, start: 0, end: 0), count: count)
+            let capacity = edit.levels[0].capacity
+            edit.reset()
+            XCTAssertTrue(edit.levels[0].isEmpty)
+            XCTAssertEqual(edit.levels[0].capacity, capacity, "the buffer is kept")
+        }
+    }
+
+    /// The rebuilt archive places the key and name tables by where the
+    /// reader's last key and last name end: an archive without keys, and
+    /// one with many names and keys of long lengths, rebuilt with a key
+    /// added, validates from scratch and reads as the original plus the edit.
+    func testTheTablesAreFoundFromTheReadersLastStrings() throws {
+        for (objects, keys) in [(1, 0), (2, 0), (300, 1), (40, 130)] {
+            var list: [ArchiveObject] = []
+            for i in 0..<objects {
+                let entries = (0..<keys).map { ArchiveEntry(key: "key\($0)" + String(repeating: "k", count: $0), value: .int(Int64($0))) }
+                list.append(ArchiveObject(identifier: "o\(i)" + String(repeating: "n", count: i % 200), parent: i == 0 ? nil : 0,
+                                          className: "C\(i % 3)", entries: i == objects - 1 ? entries : []))
+            }
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: list).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            XCTAssertEqual(reader.keyCount, keys)
+            let rw = ArchiveRewriter(reader: reader)
+            var edit = RecordEdit()
+            rw.beginLazily(record: objects - 1, &edit)
+            rw.parseUnparsed(&edit, until: nil)
+            let added = key(rw, "added")
+            edit.levels[0].append(EditedField(key: added, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: added,
+                                              payload: 9, start: 0, end: 0))
+            try rw.replace(record: objects - 1, with: edit, version: 2)
+            let out = try rw.rebuiltReader(verify: true)
+            var expected = ArchiveDocument(reader: reader).objects
+            expected[objects - 1].entries.append(ArchiveEntry(key: "added", value: .int(9)))
+            expected[objects - 1].version = 2
+            XCTAssertEqual(ArchiveDocument(reader: out).objects, expected, "\(objects) objects, \(keys) keys")
+        }
+    }
+
+    /// References collected for some edited records only: the records
+    /// before the first one collected, between and after them keep the
+    /// original's (kept, or none to keep), and the derived tables agree
+    /// with the validated ones.
+    func testCollectedReferencesAmongKeptOnes() throws {
+        for dropAt in [[], [0], [1], [3], [1, 3], [0, 1, 3]] {
+            let objects = (0..<4).map { i in
+                ArchiveObject(identifier: "o\(i)", parent: i == 0 ? nil : 0, className: "C", entries: [
+                    ArchiveEntry(key: "n", value: .int(Int64(i))),
+                    ArchiveEntry(key: "link", value: .object(record: (i + 1) % 4)),
+                    ArchiveEntry(key: "peers", value: .objectArray([0, i])),
+                ])
+            }
+            let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
+            let reader = try XCTUnwrap(accept(bytes))
+            let rw = ArchiveRewriter(reader: reader)
+            for r in [0, 1, 3] {                       // record 2 is not edited
+                var edit = RecordEdit()
+                rw.begin(record: r, &edit)
+                if dropAt.contains(r) { edit.levels[0].removeAll { $0.key == key(rw, "link", intern: false) } }
+                try rw.replace(record: r, with: edit, version: 1)
+            }
+            let out = try rw.rebuiltReader(verify: true)
+            for r in 0..<4 {
+                let expected: [Int32] = dropAt.contains(r) ? [0, Int32(r)] : [Int32((r + 1) % 4), 0, Int32(r)]
+                XCTAssertEqual(Array(out.references(ofRecord: r)), expected, "dropped at \(dropAt), record \(r)")
+            }
+        }
+    }
+
     /// The rewriter's byte sink writes what appending to an array writes,
     /// across growth, and drops a failed record's bytes.
     func testByteSinkAgreesWithAnArray() {
