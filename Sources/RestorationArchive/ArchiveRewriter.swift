@@ -437,7 +437,11 @@ public final class ArchiveRewriter {
             if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
             runStart = tail.start; runEnd = tail.end
         }
-        try edit.levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
+        // The level reached through the outer array's buffer: borrowed from
+        // it (the edit holds both arrays for the call), not retained and
+        // released around the loop as `edit.levels[level]` was.
+        try edit.levels.withUnsafeBufferPointer { (levels) throws(WriteFailure) in
+        try levels[level].withUnsafeBufferPointer { (fields) throws(WriteFailure) in
             for (i, f) in fields.enumerated() {
                 if _slowPath(i == tail.at && !tail.isEmpty) { tailRun() }
                 kept.note(f)
@@ -487,6 +491,7 @@ public final class ArchiveRewriter {
                 }
             }
             if fields.count <= tail.at && !tail.isEmpty { tailRun() }
+        }
         }
         if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
     }
