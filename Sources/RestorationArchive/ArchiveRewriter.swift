@@ -295,14 +295,18 @@ public final class ArchiveRewriter {
         // Fields go in at their place: appended while no field was added
         // after them (the usual case), else inserted one by one.
         let appending = u.at == edit.levels[0].count
-        while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
-            let field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
-                                    payload: f.payload, start: u.start, end: f.end)
-            if appending { edit.levels[0].append(field) } else { edit.levels[0].insert(field, at: u.at) }
-            if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
-            u.start = f.end
-            u.at &+= 1
-            if let key, f.key == key { found = u.at &- 1; break }
+        // The level reached once through the outer array's buffer (as
+        // `RecordEdit.reset` does), not made unique again for every field.
+        edit.levels.withUnsafeMutableBufferPointer { l in
+            while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
+                let field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                        payload: f.payload, start: u.start, end: f.end)
+                if appending { l[0].append(field) } else { l[0].insert(field, at: u.at) }
+                if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
+                u.start = f.end
+                u.at &+= 1
+                if let key, f.key == key { found = u.at &- 1; break }
+            }
         }
         if found == nil { u.start = u.end }        // all parsed (a validated record has whole fields)
         edit.referenceFields &+= references
