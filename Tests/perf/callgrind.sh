@@ -15,13 +15,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)}
 N=${2:-20000}
-[ -f "$BIN/librestoration.so" ] || { echo "no $BIN/librestoration.so: swift build -c release --product restoration" >&2; exit 3; }
+. Tests/perf/library.sh
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-# valgrind 3.19 gives up on the DWARF 5 debug info lld writes ("ensure_valid
-# failed"): measure a copy without it (symbols stay, so do the counts).
-mkdir "$T/lib"
-strip --strip-debug -o "$T/lib/librestoration.so" "$BIN/librestoration.so"
-ln -s librestoration.so "$T/lib/librestoration.so.1"
+measured_library "$BIN" "$T/lib"
 cc -O2 -std=c11 -IInclude Tests/perf/callgrind-driver.c -L"$T/lib" -lrestoration -Wl,-rpath,"$T/lib" -o "$T/driver"
 "$T/driver" "$N" "$T/state.rst"
 for fn in rst_save_to_buffer rst_restore_from_buffer rst_restore; do

@@ -12,12 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-$(swift build -c release --show-bin-path)}
 RUNS=${2:-200}
-[ -f "$BIN/librestoration.so" ] || { echo "no $BIN/librestoration.so: swift build -c release --product restoration" >&2; exit 3; }
+. Tests/perf/library.sh
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-mkdir "$T/lib"
-# Without debug info (valgrind 3.19 cannot read the DWARF 5 lld writes; never loaded anyway).
-strip --strip-debug -o "$T/lib/librestoration.so" "$BIN/librestoration.so"
-ln -s librestoration.so "$T/lib/librestoration.so.1"
+measured_library "$BIN" "$T/lib"
 cat > "$T/tiny.c" <<'C'
 #include <stdio.h>
 #include <string.h>
