@@ -31,6 +31,8 @@ public final class ArchiveReader {
     /// Carry counts, when the archive stores them.
     @usableFromInline let _carries: UnsafePointer<UInt32>?
     @usableFromInline let _hasForwardReferences: Bool
+    /// `ReaderStorage.addedTails`: nil unless migrations rebuilt the archive.
+    @usableFromInline let _addedTails: UnsafePointer<Int32>?
 
     /// Copies the bytes into memory the reader owns, then validates all of it.
     public convenience init(bytes: UnsafeRawBufferPointer) throws(ArchiveFailure) {
@@ -106,6 +108,7 @@ public final class ArchiveReader {
         _refs = UnsafePointer(st.refs!)
         _carries = st.carries.map { UnsafePointer($0) }
         _hasForwardReferences = forward
+        _addedTails = st.addedTails.map { UnsafePointer($0) }
     }
 
     // MARK: - Sizes
@@ -277,6 +280,30 @@ public final class ArchiveReader {
     @inlinable public func fields(ofRecord r: Int) -> FieldRange {
         let rec = _record(r)
         return FieldRange(start: Int(rec.fieldsStart), end: Int(rec.fieldsEnd))
+    }
+
+    /// Where the fields that a migration added at the end of record r start
+    /// (an offset inside `fields(ofRecord: r)`, at a field's start), nil
+    /// when it added none or the archive was not rebuilt by migrations. A
+    /// decode reads such fields out of the order they were written (a new
+    /// key where the new code reads it): this is where it looks next when
+    /// the field at its hint is not the one asked for.
+    @inlinable @inline(__always)
+    public func addedTail(ofRecord r: Int) -> Int? {
+        guard let t = _addedTails else { return nil }
+        precondition(r >= 0 && r < _recordCount, "record index out of range")
+        let v = t[r]
+        return v > 0 ? Int(v) : nil
+    }
+
+    /// The field that starts at `pos`, read whole before `end`; nil when
+    /// none fits. Every read is checked against `end` and the archive's
+    /// size; the answer means something only for a field's start (as
+    /// `addedTail(ofRecord:)` gives).
+    @inlinable
+    public func field(at pos: Int, before end: Int) -> Field? {
+        guard pos >= 0 && pos < end && end <= _byteCount else { return nil }
+        return _field(at: pos, limit: end)
     }
 
     /// Parses the field at `pos`, never reading at or past `limit`; nil if it

@@ -145,7 +145,14 @@ public final class ArchiveRewriter {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var patches: [(record: Int, start: Int, end: Int, version: UInt32)] = []
+    private var patches: [(record: Int, start: Int, end: Int, version: UInt32, tail: Int)] = []
+    /// Whether some patch has fields the edit added at its end (a patch's
+    /// `tail`, an offset of `patchBytes`, else -1): the rebuilt reader then
+    /// keeps where they start (`ArchiveReader.addedTail(ofRecord:)`).
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var anyTail = false
     /// The object references of each replaced record (same order as
     /// `patches`): a range of `patchRefBuffer`, or nil when they are the
     /// original record's. Filled only from the first record whose
@@ -380,8 +387,9 @@ public final class ArchiveRewriter {
         }
         let start = patchBytes.count
         var kept = KeptReferences()
+        let tail: Int
         do {
-            try append(level: 0, edit, to: &patchBytes, kept: &kept)
+            tail = try append(level: 0, edit, to: &patchBytes, kept: &kept)
         } catch {
             patchBytes.truncate(to: start)
             throw error
@@ -390,7 +398,8 @@ public final class ArchiveRewriter {
             patchBytes.truncate(to: start)
             throw .limit("the record's fields take more than \(ArchiveLimits.maxArchiveBytes) bytes (RST_MAX_ARCHIVE_BYTES)")
         }
-        patches.append((r, start, patchBytes.count, version))
+        patches.append((r, start, patchBytes.count, version, tail))
+        if tail >= 0 { anyTail = true }
         // (The edit's own answer first: it is the usual one, and it needs no call.)
         if (!kept.broken && kept.count == edit.referenceFields) || reader.references(ofRecord: r).isEmpty {
             // a migration cannot add references: the original's (nil, not stored)
@@ -428,7 +437,12 @@ public final class ArchiveRewriter {
 
     /// Writes the fields of one level of the edit: runs of untouched archive
     /// fields as one copy each, every other field encoded from its source.
-    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) {
+    /// Returns where the level's added tail starts in `out` — the fields
+    /// after its last archive field (parsed or not), which the edit wrote —
+    /// or -1 when its last field is the archive's.
+    @discardableResult
+    private func append(level: Int, _ edit: RecordEdit, to out: inout ByteSink, kept: inout KeptReferences) throws(WriteFailure) -> Int {
+        var added = -1
         let base = archiveBase
         var runStart = -1, runEnd = -1          // archive bytes to copy as they are, not yet copied
         // The fields never parsed (level 0 of a lazy edit): one run of
@@ -437,6 +451,7 @@ public final class ArchiveRewriter {
         // no note of them.
         let tail = level == 0 ? edit.unparsed : UnparsedFields()
         @inline(__always) func tailRun() {
+            added = -1
             if runStart >= 0 && runEnd == tail.start { runEnd = tail.end; return }
             if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
             runStart = tail.start; runEnd = tail.end
@@ -449,6 +464,7 @@ public final class ArchiveRewriter {
             for (i, f) in fields.enumerated() {
                 if _slowPath(i == tail.at && !tail.isEmpty) { tailRun() }
                 kept.note(f)
+                if f.source == .archive { added = -1 }
                 if f.source == .archive && f.key == f.originalKey {
                     if runStart >= 0 && runEnd == f.start { runEnd = f.end; continue }
                     if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
@@ -456,6 +472,7 @@ public final class ArchiveRewriter {
                     continue
                 }
                 if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart); runStart = -1 }
+                if added < 0 && f.source != .archive { added = out.count }
                 let tag = f.rawTag
                 if f.key < 15 {
                     out.byte(UInt8(truncatingIfNeeded: f.key << 4) | tag)
@@ -498,6 +515,7 @@ public final class ArchiveRewriter {
         }
         }
         if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+        return added
     }
 
     private func appendPayload(_ v: ArchiveValue, to out: inout ByteSink) throws(WriteFailure) {
@@ -546,7 +564,7 @@ public final class ArchiveRewriter {
     /// (for `ArchiveReader(adopting:)`, which then owns it).
     /// - Throws: `.limit` when it would exceed maxArchiveBytes.
     public func encode() throws(WriteFailure) -> UnsafeMutableRawBufferPointer {
-        try write(records: nil).bytes
+        try write(records: nil, addedTails: nil).bytes
     }
 
     /// Where `write` put the string tables, relative to the original.
@@ -559,8 +577,9 @@ public final class ArchiveRewriter {
     }
 
     /// Writes the rebuilt archive; with `records`, also fills each record's
-    /// index entry (the original's, with its new field range and version).
-    func write(records: UnsafeMutablePointer<RecordInfo>?) throws(WriteFailure) -> Layout {
+    /// index entry (the original's, with its new field range and version),
+    /// and with `addedTails` (zeroed) where each edited record's added tail starts.
+    func write(records: UnsafeMutablePointer<RecordInfo>?, addedTails: UnsafeMutablePointer<Int32>?) throws(WriteFailure) -> Layout {
         let src = reader.archiveBytes
         let base = src.baseAddress!
         let n = reader.recordCount
@@ -647,6 +666,7 @@ public final class ArchiveRewriter {
                     if carry { putVar(UInt64(reader.carry(ofRecord: r))) }
                     putVar(UInt64(patch.end - patch.start))
                     info.fieldsStart = Int32(truncatingIfNeeded: o)
+                    if patch.tail >= 0 { addedTails?[r] = Int32(truncatingIfNeeded: o + (patch.tail - patch.start)) }
                     if patch.end > patch.start { put(patchBase! + patch.start, patch.end - patch.start) }
                     info.version = patch.version
                 } else {
@@ -694,7 +714,11 @@ public final class ArchiveRewriter {
         }
         let records = UnsafeMutablePointer<RecordInfo>.allocate(capacity: max(1, n))
         st.records = records
-        let layout = try write(records: records)
+        if anyTail {
+            st.addedTails = .allocate(capacity: max(1, n))
+            st.addedTails!.initialize(repeating: 0, count: max(1, n))
+        }
+        let layout = try write(records: records, addedTails: st.addedTails)
         st.bytes = layout.bytes.baseAddress
         let out = UnsafeRawPointer(layout.bytes.baseAddress!)
 
@@ -784,6 +808,9 @@ public final class ArchiveRewriter {
             if let difference = rebuilt.indexDifference(checked) {
                 preconditionFailure("the rebuilt archive's derived indexes differ from its validated ones: \(difference)")
             }
+            if let r = rebuilt.misplacedAddedTail() {
+                preconditionFailure("the rebuilt archive's added tail of record \(r) is not at one of its fields")
+            }
         }
         return rebuilt
     }
@@ -818,6 +845,20 @@ public final class ArchiveRewriter {
 }
 
 extension ArchiveReader {
+    /// The first record whose added tail (`addedTail(ofRecord:)`) is not at
+    /// the start of one of its own fields, nil when every one is. For checks
+    /// of a rebuilt archive.
+    public func misplacedAddedTail() -> Int? {
+        for r in 0..<recordCount {
+            guard let t = addedTail(ofRecord: r) else { continue }
+            let range = fields(ofRecord: r)
+            var pos = range.start
+            while pos < t, let f = _field(at: pos, limit: range.end) { pos = f.end }
+            if pos != t || t >= range.end { return r }
+        }
+        return nil
+    }
+
     /// The first difference between this reader's view of its archive and
     /// another's (sizes, records, strings, lookups, references), nil when
     /// they are the same. For checks of derived indexes.

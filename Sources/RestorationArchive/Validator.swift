@@ -46,6 +46,11 @@ final class ReaderStorage {
     /// Carried records: each record's carry count (0 live; 1 + saves left),
     /// only when the archive stores them (header flag 2); else nil: all 0.
     var carries: UnsafeMutablePointer<UInt32>?
+    /// An archive rebuilt after migrations (`ArchiveRewriter.rebuiltReader`):
+    /// per record, where the fields its migration added at its end start
+    /// (a byte offset of the archive), 0 when it has none; nil for any other
+    /// archive. Never read from an archive's bytes.
+    var addedTails: UnsafeMutablePointer<Int32>?
     // Scratch, freed when validation ends.
     var nameFlags: UnsafeMutablePointer<UInt8>?
     /// Each record's tree depth (a root is 0), for the depth limit.
@@ -76,6 +81,7 @@ final class ReaderStorage {
         refStart?.deallocate()
         refs?.deallocate()
         carries?.deallocate()
+        addedTails?.deallocate()
         freeScratch()
     }
 }

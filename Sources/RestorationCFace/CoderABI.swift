@@ -306,8 +306,11 @@ func outMissing(_ what: StaticString) -> rst_status { fail(.invalid, "\(what): o
 // the others: the field at the open record's hint, read in save order)
 // in an out-of-line function taking the coder borrowed, so that
 // `decode_int` is the argument checks and a tail call; what the lane
-// declines takes the checked call (`decodeIntChecked`), which decides every
-// failure and its message as before.
+// declines takes the checked call (`decodeIntChecked`), which tries the
+// lane once more at the object's added tail (the fields a migration added
+// at the record's end, read where the new code reads them; a record
+// without them declines at once) and then decides every failure and its
+// message as before.
 
 extension CFace {
     public static func decode_bool(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ out: UnsafeMutablePointer<Bool>!) -> rst_status {
@@ -324,6 +327,7 @@ extension CFace {
 
     @inline(never)
     static func decodeBoolChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Bool>) -> rst_status {
+        if let v = coder.fastDecodeBool(key, atTail: true) { out.pointee = v; return RST_OK }
         do throws(RestorationFailure) { out.pointee = try coder.decodeBool(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_bool") }
     }
 }
@@ -343,6 +347,7 @@ extension CFace {
 
     @inline(never)
     static func decodeIntChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Int64>) -> rst_status {
+        if let v = coder.fastDecodeInt(key, atTail: true) { out.pointee = v; return RST_OK }
         do throws(RestorationFailure) { out.pointee = try coder.decodeInt(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_int") }
     }
 }
@@ -362,6 +367,7 @@ extension CFace {
 
     @inline(never)
     static func decodeDoubleChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<Double>) -> rst_status {
+        if let v = coder.fastDecodeDouble(key, atTail: true) { out.pointee = v; return RST_OK }
         do throws(RestorationFailure) { out.pointee = try coder.decodeDouble(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_double") }
     }
 }
@@ -385,6 +391,11 @@ extension CFace {
 
     @inline(never)
     static func decodeStringChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        if let b = coder.fastDecodeStringBytes(key, atTail: true) {
+            out.pointee = cString(b, for: coder)
+            len?.pointee = b.count
+            return RST_OK
+        }
         do throws(RestorationFailure) {
             let b = try coder.decodeStringBytes(KeyBytes(cString: key))
             let (p, n) = (cString(b, for: coder), b.count)
@@ -416,6 +427,11 @@ extension CFace {
 
     @inline(never)
     static func decodeBytesChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ out: UnsafeMutablePointer<UnsafeRawPointer?>, _ len: UnsafeMutablePointer<Int>?) -> rst_status {
+        if let b = coder.fastDecodeBytes(key, atTail: true) {
+            out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
+            len?.pointee = b.count
+            return RST_OK
+        }
         do throws(RestorationFailure) {
             let b = try coder.decodeBytes(KeyBytes(cString: key))
             out.pointee = b.baseAddress ?? UnsafeRawPointer(emptyBytes)
@@ -465,6 +481,10 @@ extension CFace {
 
     @inline(never)
     static func decodeIntArrayChecked(_ coder: Coder, _ key: UnsafePointer<CChar>, _ buffer: UnsafeMutableBufferPointer<Int64>?, _ count: UnsafeMutablePointer<Int>) -> rst_status {
+        if let (n, copied) = coder.fastDecodeIntArray(key, into: buffer, atTail: true) {
+            count.pointee = n
+            return copied ? RST_OK : intArrayTooSmall(coder, KeyBytes(cString: key), n, buffer?.count ?? 0)
+        }
         do throws(RestorationFailure) {
             let k = KeyBytes(cString: key)
             let (n, copied) = try coder.decodeIntArray(k, into: buffer)
@@ -516,6 +536,7 @@ extension CFace {
 
     @inline(never)
     static func decodeBeginRecordChecked(_ coder: Coder, _ key: UnsafePointer<CChar>) -> rst_status {
+        if coder.fastDecodeBeginRecord(key, atTail: true) { return RST_OK }
         do throws(RestorationFailure) { try coder.decodeBeginRecord(KeyBytes(cString: key)); return RST_OK } catch { return fail(error, in: "rst_decode_begin_record") }
     }
 }

@@ -18,26 +18,36 @@ struct DecodingRole {
     /// The open records (the object's own fields at depth 0) and the scan hint of each.
     @usableFromInline let ranges: UnsafeMutablePointer<ArchiveReader.FieldRange>
     @usableFromInline let hints: UnsafeMutablePointer<Int>
+    /// The object's own fields that a migration added at their end, not
+    /// read yet: where the next one starts, the record's end when there is
+    /// none (`ArchiveReader.addedTail(ofRecord:)`). A read that misses the
+    /// hint looks there before scanning: the new code reads a key a
+    /// migration added where it reads it, not where the migration put it.
+    @usableFromInline let tail: UnsafeMutablePointer<Int>
     @usableFromInline var depth = 0
 
     init() {
         ranges = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
         hints = .allocate(capacity: RestorationLimits.maxRecordDepth + 2)
+        tail = .allocate(capacity: 1)
+        tail.initialize(to: 0)
     }
 
     /// Frees the open-record stack (the coder's deinit).
     func deallocate() {
         ranges.deallocate()
         hints.deallocate()
+        tail.deallocate()
     }
 
     /// Opens record r's own fields; false when no archive is being read.
     mutating func begin(record r: Int) -> Bool {
         guard let readerRef else { return false }
-        let range = readerRef._withUnsafeGuaranteedRef { $0.fields(ofRecord: r) }
+        let (range, added) = readerRef._withUnsafeGuaranteedRef { ($0.fields(ofRecord: r), $0.addedTail(ofRecord: r)) }
         depth = 0
         ranges[0] = range
         hints[0] = range.start
+        tail.pointee = added ?? range.end
         return true
     }
 
@@ -47,6 +57,7 @@ struct DecodingRole {
         let d = depth
         var hint = hints[d]
         let range = ranges[d]
+        if d == 0 && tail.pointee < range.end, let f = atTail(k, before: range.end) { return f }
         guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.find(k, in: range, hint: &hint) }) else { return nil }
         // The record's last field found (where a migration step's added key
         // goes) leaves the hint where it was: a hint at the record's end
@@ -54,6 +65,18 @@ struct DecodingRole {
         // read in save order go on at the old hint. Only where scans start
         // changes; `find` wraps around, so every key is found as before.
         if hint != range.end { hints[d] = hint }
+        return f
+    }
+
+    /// The field with key index k when it is the next one of the object's
+    /// added tail, the tail moved past it (the hint stays where it is);
+    /// nil otherwise, with nothing changed. Keys are unique within a
+    /// record, so it is the field `find`'s scan would find.
+    @usableFromInline @inline(never)
+    func atTail(_ k: UInt32, before end: Int) -> ArchiveReader.Field? {
+        let t = tail.pointee
+        guard let f = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ $0.field(at: t, before: end) }), f.key == k else { return nil }
+        tail.pointee = f.end
         return f
     }
 
@@ -88,6 +111,35 @@ struct DecodingRole {
         let hint = hints[d]
         guard let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ read($0, hint, end) }) else { return nil }
         hints[d] = e
+        return v
+    }
+
+    /// `next` and `nextInt` at the object's added tail instead of the hint
+    /// when `atTail` (the checked calls try it after the hint: a key a
+    /// migration added, read where the new code reads it); a hit moves the
+    /// tail past the field and leaves the hint. Inlined with a constant, so
+    /// the reads at the hint are what they were.
+    @inlinable @inline(__always)
+    func next(_ k: UInt32, _ rawTag: UInt8, atTail: Bool) -> ArchiveReader.Field? {
+        if !atTail { return next(k, rawTag) }
+        return onTail { r, p, end in r.field(at: p, before: end, key: k, rawTag: rawTag).map { ($0, $0.end) } }
+    }
+
+    @inlinable @inline(__always)
+    func nextInt(_ k: UInt32, atTail: Bool) -> Int64? {
+        if !atTail { return nextInt(k) }
+        return onTail { r, p, end in r.intField(at: p, before: end, key: k) }
+    }
+
+    /// What `read` finds at the object's added tail (given the tail and the
+    /// record's end), the tail moved to the end it returns.
+    @inlinable @inline(__always)
+    func onTail<T>(_ read: (ArchiveReader, Int, Int) -> (T, Int)?) -> T? {
+        guard depth == 0 else { return nil }
+        let end = ranges[0].end
+        let t = tail.pointee
+        guard t < end, let (v, e) = readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef({ read($0, t, end) }) else { return nil }
+        tail.pointee = e
         return v
     }
 
@@ -330,35 +382,37 @@ extension Coder {
     /// changed) otherwise. The `fastDecode…` calls below each return what
     /// the checked call of the same name returns, and move the hint as it
     /// does, whenever they return a value: the same `DecodingRole.next…`
-    /// read, which that call tries first.
+    /// read, which that call tries first. With `atTail`, they read at the
+    /// object's added tail instead (`DecodingRole.tail`; the checked call
+    /// would find the same field: keys are unique within a record).
     @inlinable @inline(__always)
-    public func fastDecodeBool(_ key: UnsafePointer<CChar>) -> Bool? {
-        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.boolFalse.rawValue) else { return nil }
+    public func fastDecodeBool(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> Bool? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.boolFalse.rawValue, atTail: atTail) else { return nil }
         return f.rawTag == ValueTag.boolTrue.rawValue
     }
 
     @inlinable @inline(__always)
-    public func fastDecodeInt(_ key: UnsafePointer<CChar>) -> Int64? {
+    public func fastDecodeInt(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> Int64? {
         guard let k = decodeLane(key) else { return nil }
-        return decoding.nextInt(k)
+        return decoding.nextInt(k, atTail: atTail)
     }
 
     @inlinable @inline(__always)
-    public func fastDecodeDouble(_ key: UnsafePointer<CChar>) -> Double? {
-        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.double.rawValue) else { return nil }
+    public func fastDecodeDouble(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> Double? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.double.rawValue, atTail: atTail) else { return nil }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.double(f) }
     }
 
     /// `decodeStringBytes`' fast path: a string at the hint.
     @inlinable @inline(__always)
-    public func fastDecodeStringBytes(_ key: UnsafePointer<CChar>) -> UnsafeRawBufferPointer? {
-        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.string.rawValue) else { return nil }
+    public func fastDecodeStringBytes(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> UnsafeRawBufferPointer? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.string.rawValue, atTail: atTail) else { return nil }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
     @inlinable @inline(__always)
-    public func fastDecodeBytes(_ key: UnsafePointer<CChar>) -> UnsafeRawBufferPointer? {
-        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.bytes.rawValue) else { return nil }
+    public func fastDecodeBytes(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> UnsafeRawBufferPointer? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.bytes.rawValue, atTail: atTail) else { return nil }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.bytes(f) }
     }
 
@@ -379,17 +433,17 @@ extension Coder {
 
     /// `decodeIntArray(_:into:)`'s fast path: an int array at the hint.
     @inlinable @inline(__always)
-    public func fastDecodeIntArray(_ key: UnsafePointer<CChar>, into buffer: UnsafeMutableBufferPointer<Int64>?) -> (count: Int, copied: Bool)? {
-        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.intArray.rawValue) else { return nil }
+    public func fastDecodeIntArray(_ key: UnsafePointer<CChar>, into buffer: UnsafeMutableBufferPointer<Int64>?, atTail: Bool = false) -> (count: Int, copied: Bool)? {
+        guard let k = decodeLane(key), let f = decoding.next(k, ValueTag.intArray.rawValue, atTail: atTail) else { return nil }
         return decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.intArray(f, ifRoomIn: buffer) }
     }
 
     /// `decodeBeginRecord`'s fast path: a record at the hint, below the
     /// depth limit; false (nothing changed) otherwise.
     @inlinable @inline(__always)
-    public func fastDecodeBeginRecord(_ key: UnsafePointer<CChar>) -> Bool {
+    public func fastDecodeBeginRecord(_ key: UnsafePointer<CChar>, atTail: Bool = false) -> Bool {
         guard let k = decodeLane(key), decoding.depth < RestorationLimits.maxRecordDepth,
-              let f = decoding.next(k, ValueTag.record.rawValue) else { return false }
+              let f = decoding.next(k, ValueTag.record.rawValue, atTail: atTail) else { return false }
         decoding.enter(decoding.readerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.recordFields(f) })
         return true
     }
