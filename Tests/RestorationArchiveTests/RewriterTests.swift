@@ -91,6 +91,13 @@ final class RewriterTests: XCTestCase {
         XCTAssertEqual(Array(out.references(ofRecord: 1)), [0, 2], "references of an edited record are kept")
         let derived = try rw.rebuiltReader(verify: true)
         XCTAssertNil(derived.indexDifference(out), "derived indexes = validated ones")
+        // The fields the edit added at the record's end: where they start.
+        XCTAssertNil(derived.misplacedAddedTail())
+        let tail = try XCTUnwrap(derived.addedTail(ofRecord: 1))
+        XCTAssertEqual(derived.field(at: tail, before: derived.fields(ofRecord: 1).end)?.key, added, "the tail starts at the first added field")
+        XCTAssertNil(derived.addedTail(ofRecord: 0), "an untouched record has none")
+        XCTAssertNil(derived.addedTail(ofRecord: 2))
+        XCTAssertNil(out.addedTail(ofRecord: 1), "an archive read from bytes has none")
         for r in [0, 2] {
             let a = reader.fields(ofRecord: r), b = out.fields(ofRecord: r)
             XCTAssertEqual(Array(reader.archiveBytes[a.start..<a.end]), Array(out.archiveBytes[b.start..<b.end]),
@@ -185,6 +192,7 @@ final class RewriterTests: XCTestCase {
                     let out = try rw.rebuiltReader(verify: true)
                     XCTAssertEqual(ArchiveDocument(reader: out).objects[1].entries, expected, "\(kind), renamed \(renamed), lazily \(lazily)")
                     XCTAssertEqual(Array(out.references(ofRecord: 1)), Array(reader.references(ofRecord: 1)))
+                    XCTAssertNil(out.addedTail(ofRecord: 1), "renamed fields only: nothing was added")
                 }
             }
         }
