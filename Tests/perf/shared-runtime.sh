@@ -10,8 +10,9 @@
 # The shared variant is built from a copy of the package, never from the
 # checked-in Package.swift: the work tree's files (tracked and untracked,
 # not ignored) are copied into SCRATCH/package (default SCRATCH:
-# .build-shared; a file is copied again only when it differs, so the next
-# build is incremental), and the copy's Package.swift loses the
+# .build-shared; a file is copied again only when it differs, with its
+# mtime, so the next build is incremental; one gone from the work tree goes
+# from the copy), and the copy's Package.swift loses the
 # `librestoration` target's "-static-stdlib" and nothing else: the Swift
 # driver then links the shared runtime and puts the toolchain's runtime
 # folder (swiftc's ../lib/swift/linux) in the library's RUNPATH itself,
@@ -26,7 +27,10 @@
 # (static, shared, static, ...), each with RUNS start-ups (default 200,
 # hyperfine when installed): the cost of each is the program with the
 # library minus the same program without it in the same run, and the
-# table gives the median of the rounds and their range. It also lists
+# table gives the median of the rounds and their range (on a loaded
+# machine the wall clock jumps; the CPU time and the instructions do not).
+# The resident memory is also split into clean file pages and dirty ones
+# (`cat /proc/self/smaps_rollup` with the library preloaded). It also lists
 # what the program maps for the shared build that it does not map for the
 # static one (the Swift runtime's libraries, libstdc++, libgcc_s: ldd of
 # each library), with their `size` text and file size. CALLGRIND=1 adds
@@ -34,7 +38,6 @@
 # three restores) for both builds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-root=$(pwd)
 STATIC_BIN=$(cd "${1:-$(swift build -c release --show-bin-path)}" && pwd)
 ROUNDS=${2:-5}
 RUNS=${3:-200}
@@ -53,6 +56,12 @@ else
         [ -e "$f" ] || continue   # deleted from the work tree, not yet from the index
         cmp -s "$f" "$src/$f" 2>/dev/null || { mkdir -p "$src/$(dirname "$f")"; cp -pP "$f" "$src/$f"; }
     done
+    # A file gone from the work tree goes from the copy too (the copy's own
+    # Package.resolved and .swiftpm stay); the work tree's Package.resolved,
+    # when it has one, pins the same dependencies.
+    (cd "$src" && find . -type f ! -name Package.resolved ! -path './.swiftpm/*' -printf '%P\0') \
+        | while IFS= read -r -d '' f; do [ -e "$f" ] || rm -f "$src/$f"; done
+    if [ -f Package.resolved ]; then cmp -s Package.resolved "$src/Package.resolved" || cp -p Package.resolved "$src/"; fi
     [ "$(grep -c '"-static-stdlib", ' Package.swift)" = 1 ] \
         || { echo "Package.swift: not one \"-static-stdlib\" to take out; update $0" >&2; exit 1; }
     sed 's/"-static-stdlib", //' Package.swift > "$T/Package.swift"
@@ -170,7 +179,7 @@ if [ -n "${CALLGRIND:-}" ]; then
     echo "|---|---:|---:|"
     Tests/perf/callgrind.sh "$STATIC_BIN" > "$T/cg.static"
     Tests/perf/callgrind.sh "$SHARED_BIN" > "$T/cg.shared"
-    per() { sed -n "$2p" "$1" | sed 's/.* \([0-9]*\) per object$/\1/'; }
+    per() { grep ' per object$' "$1" | sed -n "$2p" | sed 's/.* \([0-9]*\) per object$/\1/'; }
     n=0
     for what in "save (rst_save_to_buffer)" "restore from a buffer" "restore from a file" "migrated restore"; do
         n=$((n + 1))
