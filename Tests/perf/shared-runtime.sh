@@ -101,11 +101,12 @@ field() {
         esac
     done
 }
-# summary B WHAT: "median (min to max)" of the rounds.
+# summary B WHAT: "median (min to max)" of the rounds (of an even number,
+# the lower of the two middle ones: a value measured, in its own format).
 summary() {
     field "$1" "$2" | sort -g | awk '{ v[NR] = $1 } END {
         if (NR == 0) { print "n/a"; exit }
-        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        m = v[int((NR + 1) / 2)]
         if (v[1] == v[NR]) print m; else printf "%s (%s to %s)\n", m, v[1], v[NR] }'
 }
 
