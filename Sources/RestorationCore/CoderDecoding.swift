@@ -156,7 +156,10 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.int(key) } }
+        if _slowPath(mode == .migrating) {
+            if let v = withEditorLane({ $0.laneInt(key) }) { return v }
+            return try withEditor { e throws(RestorationFailure) in try e.int(key) }
+        }
         let k = try decodingKey(key)
         if k != KeyCache.absent, let v = decoding.nextInt(k) { return v }
         let f = try typedSlow(key, k, .int)

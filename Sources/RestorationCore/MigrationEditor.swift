@@ -407,6 +407,52 @@ final class MigrationEditor {
     }
 }
 
+// MARK: lanes
+
+extension MigrationEditor {
+    /// `int`'s answer when the key is there and holds an int the archive
+    /// or the step gave as a scalar; nil for anything else (a missing key,
+    /// another type, a value of the edit's values), which the checked
+    /// `int` then decides with its message. No throwing frame and no
+    /// `Result` around it: the step's usual read is a key cache hit, a
+    /// scan of the few fields parsed and the varint. The lookups are the
+    /// checked call's own (`find`: a key cache miss is cached, fields
+    /// parsed on), so the checked call that follows a nil finds the same
+    /// field, already parsed.
+    @usableFromInline @inline(never)
+    func laneInt(_ key: KeyBytes) -> Int64? {
+        guard let i = find(key) else { return nil }
+        let f = edit.levels[level][i]
+        guard f.rawTag == ValueTag.int.rawValue else { return nil }
+        switch f.source {
+        case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
+        case .scalar: return Int64(f.payload)
+        case .value, .level: return nil
+        }
+    }
+
+    /// `writeScalar` when the key is one the rebuilt archive's table has
+    /// (a key cache hit, or a known key) and the record has room: the
+    /// field added or replaced exactly as `put` does; false, with nothing
+    /// changed, otherwise (a new key to check and add, a record at the
+    /// value limit), for the checked call to decide.
+    @usableFromInline @inline(never)
+    func laneWriteScalar(_ key: KeyBytes, _ rawTag: UInt8, bits: UInt64) -> Bool {
+        guard let k = keyIndex(key) else { return false }
+        let field = EditedField(key: k, rawTag: rawTag, source: .scalar, originalKey: k,
+                                payload: Int(bitPattern: UInt(bits)), start: 0, end: 0)
+        let level = self.level
+        if let i = find(k) {
+            edit.levels[level][i] = field
+            return true
+        }
+        if level == 0 { settleCount() }
+        guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else { return false }
+        edit.levels[level].append(field)
+        return true
+    }
+}
+
 extension Coder {
     /// Runs `body` on the migrating role's editor without retaining it:
     /// read through `editor`, the editor was retained and released around
@@ -420,5 +466,14 @@ extension Coder {
             do throws(RestorationFailure) { return .success(try body(e)) } catch { return .failure(error) }
         }
         return try result.get()
+    }
+
+    /// The migrating role's editor for a lane (`laneInt`,
+    /// `laneWriteScalar`): a call that cannot throw, so it needs neither
+    /// the `Result` of `withEditor` nor a throwing frame. Safe for the
+    /// reason `withEditor` is.
+    @inlinable @inline(__always)
+    func withEditorLane<T>(_ body: (MigrationEditor) -> T) -> T {
+        Unmanaged.passUnretained(migration.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
     }
 }
