@@ -324,6 +324,7 @@ public final class Coder {
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
+        if withEditorLane({ $0.laneRename(from, to: to) }) { return }
         try withEditor { e throws(RestorationFailure) in try e.rename(from, to: to) }
     }
 

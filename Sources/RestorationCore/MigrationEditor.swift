@@ -118,15 +118,24 @@ final class MigrationEditor {
     /// call's frame cost as much as the scan); parsing on is out of line.
     @inline(__always) func find(_ k: UInt32) -> Int? {
         let level = self.level
-        let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
+        let i = parsedIndex(k, in: level)
+        if i != nil || !mayBeUnparsed(k, in: level) { return i }
+        return findUnparsed(k)
+    }
+
+    /// The index of key k among the fields of `level` parsed so far.
+    @inline(__always) func parsedIndex(_ k: UInt32, in level: Int) -> Int? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
             return nil
         }
-        if i != nil || level != 0 || edit.unparsed.isEmpty { return i }
-        // The record's fields not parsed yet hold keys of the archive's own
-        // table only (a key an edit added is in none of them), each once.
-        if Int(k) >= reader.keyCount { return nil }
-        return findUnparsed(k)
+    }
+
+    /// Whether key k may be among the record's fields not parsed yet: they
+    /// are the record's own level's, and hold keys of the archive's own
+    /// table only (a key an edit added is in none of them), each once.
+    @inline(__always) func mayBeUnparsed(_ k: UInt32, in level: Int) -> Bool {
+        level == 0 && !edit.unparsed.isEmpty && Int(k) < reader.keyCount
     }
 
     @inline(never) private func findUnparsed(_ k: UInt32) -> Int? {
@@ -436,6 +445,28 @@ extension MigrationEditor {
     /// field added or replaced exactly as `put` does; false, with nothing
     /// changed, otherwise (a new key to check and add, a record at the
     /// value limit), for the checked call to decide.
+    /// `rename` when it would succeed: both keys known to the rebuilt
+    /// archive's table, `to` on none of the level's fields (parsed or
+    /// not), `from` on one. The field found by parsing on is parsed with
+    /// its new key (`parseUnparsed(_:until:renamedTo:)`), not written
+    /// again. False, with nothing changed but fields parsed (which
+    /// `rename` would parse too), for everything else — a new key to
+    /// check and add, a duplicate, the same key, a missing one — which
+    /// `rename` decides with its message.
+    @usableFromInline @inline(never)
+    func laneRename(_ from: KeyBytes, to: KeyBytes) -> Bool {
+        guard let t = keyIndex(to) else { return false }
+        let level = self.level
+        if parsedIndex(t, in: level) != nil || mayBeUnparsed(t, in: level) { return false }
+        guard let k = keyIndex(from) else { return false }
+        if let i = parsedIndex(k, in: level) {
+            edit.levels[level][i].key = t
+            return true
+        }
+        guard mayBeUnparsed(k, in: level) else { return false }
+        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k, renamedTo: t) } != nil
+    }
+
     @usableFromInline @inline(never)
     func laneWriteScalar(_ key: KeyBytes, _ rawTag: UInt8, bits: UInt64) -> Bool {
         guard let k = keyIndex(key) else { return false }

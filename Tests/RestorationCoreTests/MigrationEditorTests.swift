@@ -247,6 +247,85 @@ final class MigrationEditorTests: XCTestCase {
         XCTAssertTrue(withKey("title") { full.laneWriteScalar($0, ValueTag.int.rawValue, bits: 1) }, "a replacement needs no room")
     }
 
+    /// `laneRename` renames only where `rename` would, and leaves the same
+    /// record: a field not parsed yet is parsed with its new key, one
+    /// already parsed gets it; everything `rename` refuses or treats
+    /// specially (a new key, a duplicate parsed or not, the same key, a
+    /// missing key) is declined and then decided by `rename`, with its
+    /// status. Each case is run both ways and rebuilt: the same edit, keys
+    /// and archive.
+    func testTheRenameLaneAgreesWithRename() throws {
+        func level0(_ e: MigrationEditor) -> [String] { e.edit.levels[0].map { "\($0)" } }
+        // (from, to, what the step did before)
+        // ("intern": the step added amount and removed it, so that the key
+        // is in the rebuilt table but on no field: the lane's usual case.)
+        let cases: [(String, String, String)] = [
+            ("count", "amount", "intern"), ("title", "amount", "intern"), ("note", "amount", "intern"),
+            ("count", "amount", ""), ("title", "amount", "add amount"), ("title", "amount", "add other"),
+            ("count", "amount", "intern+parse all"), ("title", "amount", "intern+look at count"),
+            ("note", "amount", "intern+look at count"), ("title", "amount", "intern+add other"),
+            ("count", "title", ""), ("count", "title", "parse all"), ("title", "count", "look at count"),
+            ("note", "count", "intern"), ("count", "count", ""), ("count", "count", "parse all"),
+            ("gone", "amount", "add amount"), ("gone", "amount", "intern"), ("gone", "amount", ""),
+            ("count", "bad\u{0}", ""), ("amount", "count", "add amount"), ("amount", "other", "add amount+add other"),
+            ("amount", "added", "add amount+intern added"),
+            ("text", "amount", "intern+enter note"), ("text", "count", "enter note"), ("count", "amount", "intern+enter note"),
+        ]
+        var taken = 0
+        for (from, to, before) in cases {
+            let name = "\(from) -> \(to) after '\(before)'"
+            var outcomes: [(status: Status?, level: [String], keys: [String], archive: [ArchiveObject])] = []
+            for lane in [true, false] {
+                let e = try editor()
+                for action in before.split(separator: "+") {
+                    switch action {
+                    case "intern":
+                        try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+                        try withKey("amount") { try e.remove($0) }
+                    case "intern added":
+                        try withKey("added") { try e.writeScalar($0, .int, bits: 1) }
+                        try withKey("added") { try e.remove($0) }
+                    case "add amount": try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+                    case "add other": try withKey("other") { try e.writeScalar($0, .int, bits: 1) }
+                    case "parse all": e.parseAll()
+                    case "look at count": _ = withKey("count") { e.contains($0) }
+                    case "enter note": try withKey("note") { try e.beginRecord($0, create: false) }
+                    default: XCTFail("no action \(action)")
+                    }
+                }
+                var status: Status? = nil
+                let took = lane ? withKey(from) { f in withKey(to) { e.laneRename(f, to: $0) } } : false
+                if !took {
+                    do { try withKey(from) { f in try withKey(to) { try e.rename(f, to: $0) } } }
+                    catch { status = (error as? RestorationFailure)?.status ?? .state }
+                } else {
+                    taken += 1
+                    XCTAssertFalse(from.withCString { f in to.withCString { t in e.laneRename(KeyBytes(cString: f), to: KeyBytes(cString: t)) } },
+                                   "\(name): the key renamed is gone, the new one taken")
+                }
+                let keys = e.keys()
+                if before.hasSuffix("enter note") { try e.endRecord() }
+                try rewriter.replace(record: 0, editing: &e.edit, version: 1)
+                let rebuilt = try rewriter.rebuiltReader(verify: true)
+                outcomes.append((status, level0(e), keys, ArchiveDocument(reader: rebuilt).objects))
+            }
+            XCTAssertEqual(outcomes[0].status, outcomes[1].status, name)
+            XCTAssertEqual(outcomes[0].level, outcomes[1].level, name)
+            XCTAssertEqual(outcomes[0].keys, outcomes[1].keys, name)
+            XCTAssertEqual(outcomes[0].archive, outcomes[1].archive, name)
+        }
+        XCTAssertEqual(taken, 10, "the cases the lane renames itself")
+        // The lane took the usual rename (a field not parsed yet, onto a key
+        // the step's table has), parsing only as far as the field.
+        let e = try editor()
+        try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+        try withKey("amount") { try e.remove($0) }
+        XCTAssertTrue(withKey("title") { f in withKey("amount") { e.laneRename(f, to: $0) } })
+        XCTAssertEqual(e.edit.levels[0].count, 2)
+        XCTAssertEqual(e.keys(), ["count", "amount", "note"])
+        XCTAssertEqual(withKey("amount") { e.valueType($0) }, .some(.string))
+    }
+
     /// MigrationLimits.check decides the usual record (its own level only,
     /// within the limit) inline: it agrees with the loop over every level
     /// at and around the limit, with and without nested levels.
