@@ -299,13 +299,15 @@ public final class ArchiveRewriter {
         // Fields go in at their place: appended while no field was added
         // after them (the usual case), else inserted one by one.
         let appending = u.at == edit.levels[0].count
+        let target = key.map { Int64($0) } ?? -1        // -1: no field's (parse them all)
         // The level reached once through the outer array's buffer (as
         // `RecordEdit.reset` does), not made unique again for every field.
         edit.levels.withUnsafeMutableBufferPointer { l in
             while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
-                let hit = key == f.key
-                let field = EditedField(key: hit ? newKey ?? f.key : f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                let hit = Int64(f.key) == target
+                var field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
                                         payload: f.payload, start: u.start, end: f.end)
+                if hit, let newKey { field.key = newKey }
                 if appending { l[0].append(field) } else { l[0].insert(field, at: u.at) }
                 if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
                 u.start = f.end
