@@ -322,9 +322,18 @@ public final class Coder {
     /// Renames `from` to `to`, keeping the value and its place (a migration only).
     /// - Throws: `.notFound` when `from` is missing; `.duplicate` when `to`
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
+    /// The editor's lane inlined into the caller (the C face's
+    /// `rst_coder_rename`); what it declines, and a coder not migrating,
+    /// take the checked call.
+    @inlinable
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
+        if mode == .migrating, withEditorLane({ $0.laneRename(from, to: to) }) { return }
+        try renameChecked(from, to: to)
+    }
+
+    @usableFromInline @inline(never)
+    func renameChecked(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
-        if withEditorLane({ $0.laneRename(from, to: to) }) { return }
         try withEditor { e throws(RestorationFailure) in try e.rename(from, to: to) }
     }
 
