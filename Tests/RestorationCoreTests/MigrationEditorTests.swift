@@ -326,6 +326,28 @@ final class MigrationEditorTests: XCTestCase {
         XCTAssertEqual(withKey("amount") { e.valueType($0) }, .some(.string))
     }
 
+    /// MigrationJobs (Engine.migrate's plan) keeps every job in order
+    /// whatever room it is told is left: sized at the first job, grown when
+    /// told too little, and released.
+    func testMigrationJobsKeepEveryJobInOrder() {
+        for (n, room) in [(0, 5), (1, 1), (5, 5), (40, 40), (40, 1), (40, 0), (100, 7)] {
+            var jobs = MigrationJobs()
+            XCTAssertTrue(jobs.isEmpty)
+            for r in 0..<n {
+                jobs.append(MigrationJob(record: r, from: UInt32(r % 3), to: 3, chain: r % 2), room: max(room - r, 0))
+            }
+            XCTAssertEqual(jobs.count, n)
+            XCTAssertEqual(jobs.isEmpty, n == 0)
+            XCTAssertEqual(jobs.jobs.map(\.record), Array(0..<n), "\(n), room \(room)")
+            XCTAssertEqual(jobs.jobs.map(\.from), (0..<n).map { UInt32($0 % 3) })
+            XCTAssertEqual(jobs.jobs.map(\.chain), (0..<n).map { $0 % 2 })
+            XCTAssertTrue(jobs.jobs.allSatisfy { $0.to == 3 })
+            jobs.release()
+            XCTAssertTrue(jobs.isEmpty)
+            XCTAssertEqual(jobs.jobs.count, 0)
+        }
+    }
+
     /// MigrationLimits.check decides the usual record (its own level only,
     /// within the limit) inline: it agrees with the loop over every level
     /// at and around the limit, with and without nested levels.
