@@ -172,7 +172,9 @@ extension Engine {
                 if let watch { MigrationWatch.enter(watch, r) }
                 let f = step._withUnsafeGuaranteedRef { $0.run(coder, from) }
                 if let watch { watch.leave() }
-                let reported = coder.takeCallbackFailure()
+                // (Tested first, as the decode loop does: a step that
+                // reported nothing leaves nothing to take.)
+                let reported = coder.hasCallbackFailure ? coder.takeCallbackFailure() : nil
                 coder.endMigrating(editor)
                 if let f = reported ?? f {
                     failure = (from, f)
