@@ -440,11 +440,6 @@ extension MigrationEditor {
         }
     }
 
-    /// `writeScalar` when the key is one the rebuilt archive's table has
-    /// (a key cache hit, or a known key) and the record has room: the
-    /// field added or replaced exactly as `put` does; false, with nothing
-    /// changed, otherwise (a new key to check and add, a record at the
-    /// value limit), for the checked call to decide.
     /// `rename` when it would succeed: both keys known to the rebuilt
     /// archive's table, `to` on none of the level's fields (parsed or
     /// not), `from` on one. The field found by parsing on is parsed with
@@ -467,6 +462,11 @@ extension MigrationEditor {
         return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k, renamedTo: t) } != nil
     }
 
+    /// `writeScalar` when the key is one the rebuilt archive's table has
+    /// (a key cache hit, or a known key) and the record has room: the
+    /// field added or replaced exactly as `put` does; false, with nothing
+    /// changed, otherwise (a new key to check and add, a record at the
+    /// value limit), for the checked call to decide.
     @usableFromInline @inline(never)
     func laneWriteScalar(_ key: KeyBytes, _ rawTag: UInt8, bits: UInt64) -> Bool {
         guard let k = keyIndex(key) else { return false }
@@ -499,7 +499,7 @@ extension Coder {
         return try result.get()
     }
 
-    /// The migrating role's editor for a lane (`laneInt`,
+    /// The migrating role's editor for a lane (`laneInt`, `laneRename`,
     /// `laneWriteScalar`): a call that cannot throw, so it needs neither
     /// the `Result` of `withEditor` nor a throwing frame. Safe for the
     /// reason `withEditor` is.
