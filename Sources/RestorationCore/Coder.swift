@@ -193,7 +193,8 @@ public final class Coder {
         mode = .idle
         editor.releaseBorrowed()
         migration = nil
-        if let a = attachment { a.callbackDidEnd() }
+        // (Unretained, as `endDecoding` does: the coder holds it.)
+        if let a = attachmentUnmanaged { a._withUnsafeGuaranteedRef { $0.callbackDidEnd() } }
     }
 
     /// Keeps `a` with this coder for as long as the coder lives.
