@@ -176,7 +176,7 @@ extension Coder {
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try editor.text(key) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.text(key) } }
         let k = try decodingKey(key)
         let f: ArchiveReader.Field
         if k != KeyCache.absent, let g = decoding.next(k, ValueTag.string.rawValue) {
