@@ -131,6 +131,16 @@ final class MigrationEditor {
         }
     }
 
+    /// The field with key k among those of `level` parsed so far, read
+    /// where the scan finds it (`find` then an index of the level read it
+    /// twice, with its bounds checks).
+    @inline(__always) func parsedField(_ k: UInt32, in level: Int) -> EditedField? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].key == k { return fields[i] }
+            return nil
+        }
+    }
+
     /// Whether key k may be among the record's fields not parsed yet: they
     /// are the record's own level's, and hold keys of the archive's own
     /// table only (a key an edit added is in none of them), each once.
@@ -425,14 +435,16 @@ extension MigrationEditor {
     /// `int` then decides with its message. No throwing frame and no
     /// `Result` around it: the step's usual read is a key cache hit, a
     /// scan of the few fields parsed and the varint. The lookups are the
-    /// checked call's own (`find`: a key cache miss is cached, fields
-    /// parsed on), so the checked call that follows a nil finds the same
-    /// field, already parsed.
+    /// checked call's own (`find`'s, the field read where the scan finds
+    /// it: a key cache miss is cached, fields parsed on), so the checked
+    /// call that follows a nil finds the same field, already parsed.
     @usableFromInline @inline(never)
     func laneInt(_ key: KeyBytes) -> Int64? {
-        guard let i = find(key) else { return nil }
-        let f = edit.levels[level][i]
-        guard f.rawTag == ValueTag.int.rawValue else { return nil }
+        guard let k = keyIndex(key) else { return nil }
+        let level = self.level
+        var f = parsedField(k, in: level)
+        if f == nil && mayBeUnparsed(k, in: level), let i = findUnparsed(k) { f = edit.levels[0][i] }
+        guard let f, f.rawTag == ValueTag.int.rawValue else { return nil }
         switch f.source {
         case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
         case .scalar: return Int64(f.payload)
