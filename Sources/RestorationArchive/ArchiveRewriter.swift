@@ -294,25 +294,32 @@ public final class ArchiveRewriter {
     /// Parses the edit's unparsed fields into level 0 (at their place)
     /// until one with key `key` is found — its index is returned — or, with
     /// nil, all of them.
+    /// With `renamedTo`, the field found is parsed with that key (its
+    /// original key kept as `originalKey`, as a rename leaves it): what
+    /// parsing it and then renaming it gives, without writing the level
+    /// again.
     @discardableResult
-    public func parseUnparsed(_ edit: inout RecordEdit, until key: UInt32?) -> Int? {
+    public func parseUnparsed(_ edit: inout RecordEdit, until key: UInt32?, renamedTo newKey: UInt32? = nil) -> Int? {
         var u = edit.unparsed
         var found: Int? = nil
         var references = 0
         // Fields go in at their place: appended while no field was added
         // after them (the usual case), else inserted one by one.
         let appending = u.at == edit.levels[0].count
+        let target = key.map { Int64($0) } ?? -1        // -1: no field's (parse them all)
         // The level reached once through the outer array's buffer (as
         // `RecordEdit.reset` does), not made unique again for every field.
         edit.levels.withUnsafeMutableBufferPointer { l in
             while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
-                let field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                let hit = Int64(f.key) == target
+                var field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
                                         payload: f.payload, start: u.start, end: f.end)
+                if hit, let newKey { field.key = newKey }
                 if appending { l[0].append(field) } else { l[0].insert(field, at: u.at) }
                 if EditedField.mayHoldReferences(f.rawTag) { references &+= 1 }
                 u.start = f.end
                 u.at &+= 1
-                if let key, f.key == key { found = u.at &- 1; break }
+                if hit { found = u.at &- 1; break }
             }
         }
         if found == nil { u.start = u.end }        // all parsed (a validated record has whole fields)

@@ -193,7 +193,8 @@ public final class Coder {
         mode = .idle
         editor.releaseBorrowed()
         migration = nil
-        if let a = attachment { a.callbackDidEnd() }
+        // (Unretained, as `endDecoding` does: the coder holds it.)
+        if let a = attachmentUnmanaged { a._withUnsafeGuaranteedRef { $0.callbackDidEnd() } }
     }
 
     /// Keeps `a` with this coder for as long as the coder lives.
@@ -322,7 +323,17 @@ public final class Coder {
     /// Renames `from` to `to`, keeping the value and its place (a migration only).
     /// - Throws: `.notFound` when `from` is missing; `.duplicate` when `to`
     ///   is taken; `.invalid` for a bad key; `.state` outside a migration.
+    /// The editor's lane inlined into the caller (the C face's
+    /// `rst_coder_rename`); what it declines, and a coder not migrating,
+    /// take the checked call.
+    @inlinable
     public func rename(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
+        if mode == .migrating, withEditorLane({ $0.laneRename(from, to: to) }) { return }
+        try renameChecked(from, to: to)
+    }
+
+    @usableFromInline @inline(never)
+    func renameChecked(_ from: KeyBytes, to: KeyBytes) throws(RestorationFailure) {
         guard mode == .migrating else { throw notMigrating("rename") }
         try withEditor { e throws(RestorationFailure) in try e.rename(from, to: to) }
     }

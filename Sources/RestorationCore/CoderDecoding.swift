@@ -208,7 +208,10 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func decodeInt(_ key: KeyBytes) throws(RestorationFailure) -> Int64 {
-        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.int(key) } }
+        if _slowPath(mode == .migrating) {
+            if let v = withEditorLane({ $0.laneInt(key) }) { return v }
+            return try withEditor { e throws(RestorationFailure) in try e.int(key) }
+        }
         let k = try decodingKey(key)
         if k != KeyCache.absent, let v = decoding.nextInt(k) { return v }
         let f = try typedSlow(key, k, .int)
@@ -225,7 +228,7 @@ extension Coder {
     /// The string's bytes, borrowed from the archive (not NUL-terminated).
     @inlinable @inline(__always)
     public func decodeStringBytes(_ key: KeyBytes) throws(RestorationFailure) -> UnsafeRawBufferPointer {
-        if _slowPath(mode == .migrating) { return try editor.text(key) }
+        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.text(key) } }
         let k = try decodingKey(key)
         let f: ArchiveReader.Field
         if k != KeyCache.absent, let g = decoding.next(k, ValueTag.string.rawValue) {

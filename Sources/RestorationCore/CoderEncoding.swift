@@ -110,7 +110,10 @@ extension Coder {
 
     @inlinable @inline(__always)
     public func encodeInt(_ key: KeyBytes, _ v: Int64) throws(RestorationFailure) {
-        if _slowPath(mode == .migrating) { return try withEditor { e throws(RestorationFailure) in try e.writeScalar(key, .int, bits: UInt64(bitPattern: v)) } }
+        if _slowPath(mode == .migrating) {
+            if withEditorLane({ $0.laneWriteScalar(key, ValueTag.int.rawValue, bits: UInt64(bitPattern: v)) }) { return }
+            return try withEditor { e throws(RestorationFailure) in try e.writeScalar(key, .int, bits: UInt64(bitPattern: v)) }
+        }
         let k = try encodingKey(key)
         if _slowPath(encoding.sensitivityOn), try divert(k, key, SensitiveValue.int(v)) { return }
         do { try encoding.writer.writeInt(k, v) } catch { throw record(error, key: key) }

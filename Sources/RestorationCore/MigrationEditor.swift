@@ -118,15 +118,34 @@ final class MigrationEditor {
     /// call's frame cost as much as the scan); parsing on is out of line.
     @inline(__always) func find(_ k: UInt32) -> Int? {
         let level = self.level
-        let i: Int? = edit.levels[level].withUnsafeBufferPointer { fields in
+        let i = parsedIndex(k, in: level)
+        if i != nil || !mayBeUnparsed(k, in: level) { return i }
+        return findUnparsed(k)
+    }
+
+    /// The index of key k among the fields of `level` parsed so far.
+    @inline(__always) func parsedIndex(_ k: UInt32, in level: Int) -> Int? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
             for i in fields.indices where fields[i].key == k { return i }
             return nil
         }
-        if i != nil || level != 0 || edit.unparsed.isEmpty { return i }
-        // The record's fields not parsed yet hold keys of the archive's own
-        // table only (a key an edit added is in none of them), each once.
-        if Int(k) >= reader.keyCount { return nil }
-        return findUnparsed(k)
+    }
+
+    /// The field with key k among those of `level` parsed so far, read
+    /// where the scan finds it (`find` then an index of the level read it
+    /// twice, with its bounds checks).
+    @inline(__always) func parsedField(_ k: UInt32, in level: Int) -> EditedField? {
+        edit.levels[level].withUnsafeBufferPointer { fields in
+            for i in fields.indices where fields[i].key == k { return fields[i] }
+            return nil
+        }
+    }
+
+    /// Whether key k may be among the record's fields not parsed yet: they
+    /// are the record's own level's, and hold keys of the archive's own
+    /// table only (a key an edit added is in none of them), each once.
+    @inline(__always) func mayBeUnparsed(_ k: UInt32, in level: Int) -> Bool {
+        level == 0 && !edit.unparsed.isEmpty && Int(k) < reader.keyCount
     }
 
     @inline(never) private func findUnparsed(_ k: UInt32) -> Int? {
@@ -407,6 +426,76 @@ final class MigrationEditor {
     }
 }
 
+// MARK: lanes
+
+extension MigrationEditor {
+    /// `int`'s answer when the key is there and holds an int the archive
+    /// or the step gave as a scalar; nil for anything else (a missing key,
+    /// another type, a value of the edit's values), which the checked
+    /// `int` then decides with its message. No throwing frame and no
+    /// `Result` around it: the step's usual read is a key cache hit, a
+    /// scan of the few fields parsed and the varint. The lookups are the
+    /// checked call's own (`find`'s, the field read where the scan finds
+    /// it: a key cache miss is cached, fields parsed on), so the checked
+    /// call that follows a nil finds the same field, already parsed.
+    @usableFromInline @inline(never)
+    func laneInt(_ key: KeyBytes) -> Int64? {
+        guard let k = keyIndex(key) else { return nil }
+        let level = self.level
+        var f = parsedField(k, in: level)
+        if f == nil && mayBeUnparsed(k, in: level), let i = findUnparsed(k) { f = edit.levels[0][i] }
+        guard let f, f.rawTag == ValueTag.int.rawValue else { return nil }
+        switch f.source {
+        case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
+        case .scalar: return Int64(f.payload)
+        case .value, .level: return nil
+        }
+    }
+
+    /// `rename` when it would succeed: both keys known to the rebuilt
+    /// archive's table, `to` on none of the level's fields (parsed or
+    /// not), `from` on one. The field found by parsing on is parsed with
+    /// its new key (`parseUnparsed(_:until:renamedTo:)`), not written
+    /// again. False, with nothing changed but fields parsed (which
+    /// `rename` would parse too), for everything else — a new key to
+    /// check and add, a duplicate, the same key, a missing one — which
+    /// `rename` decides with its message.
+    @usableFromInline @inline(never)
+    func laneRename(_ from: KeyBytes, to: KeyBytes) -> Bool {
+        guard let t = keyIndex(to) else { return false }
+        let level = self.level
+        if parsedIndex(t, in: level) != nil || mayBeUnparsed(t, in: level) { return false }
+        guard let k = keyIndex(from) else { return false }
+        if let i = parsedIndex(k, in: level) {
+            edit.levels[level][i].key = t
+            return true
+        }
+        guard mayBeUnparsed(k, in: level) else { return false }
+        return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k, renamedTo: t) } != nil
+    }
+
+    /// `writeScalar` when the key is one the rebuilt archive's table has
+    /// (a key cache hit, or a known key) and the record has room: the
+    /// field added or replaced exactly as `put` does; false, with nothing
+    /// changed, otherwise (a new key to check and add, a record at the
+    /// value limit), for the checked call to decide.
+    @usableFromInline @inline(never)
+    func laneWriteScalar(_ key: KeyBytes, _ rawTag: UInt8, bits: UInt64) -> Bool {
+        guard let k = keyIndex(key) else { return false }
+        let field = EditedField(key: k, rawTag: rawTag, source: .scalar, originalKey: k,
+                                payload: Int(bitPattern: UInt(bits)), start: 0, end: 0)
+        let level = self.level
+        if let i = find(k) {
+            edit.levels[level][i] = field
+            return true
+        }
+        if level == 0 { settleCount() }
+        guard edit.levels[level].count < ArchiveLimits.maxValuesPerRecord else { return false }
+        edit.levels[level].append(field)
+        return true
+    }
+}
+
 extension Coder {
     /// Runs `body` on the migrating role's editor without retaining it:
     /// read through `editor`, the editor was retained and released around
@@ -420,5 +509,14 @@ extension Coder {
             do throws(RestorationFailure) { return .success(try body(e)) } catch { return .failure(error) }
         }
         return try result.get()
+    }
+
+    /// The migrating role's editor for a lane (`laneInt`, `laneRename`,
+    /// `laneWriteScalar`): a call that cannot throw, so it needs neither
+    /// the `Result` of `withEditor` nor a throwing frame. Safe for the
+    /// reason `withEditor` is.
+    @inlinable @inline(__always)
+    func withEditorLane<T>(_ body: (MigrationEditor) -> T) -> T {
+        Unmanaged.passUnretained(migration.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
     }
 }

@@ -88,7 +88,8 @@ extension Engine {
         // Per (class, stored version): the chain of steps, an index of `chains`.
         var chainOf: [UInt64: Int] = [:]
         var chains: [[MigrationStep]] = []
-        var todo: [(record: Int, from: UInt32, to: UInt32, chain: Int)] = []
+        var todo = MigrationJobs()
+        defer { todo.release() }
         // The class and stored version of the record before, with what the
         // dictionaries said for them: consecutive records mostly share both.
         var lastClass = UInt32.max, lastCurrent: UInt32? = nil
@@ -116,8 +117,7 @@ extension Engine {
             if stored == current { continue }
             let chainKey = UInt64(ci) << 32 | UInt64(stored)
             if chainKey == lastChainKey && lastChain >= 0 {
-                if todo.isEmpty { todo.reserveCapacity(n - r) }
-                todo.append((r, stored, current, lastChain))
+                todo.append(MigrationJob(record: r, from: stored, to: current, chain: lastChain), room: n - r)
                 continue
             }
             var chain = chainOf[chainKey]
@@ -142,8 +142,7 @@ extension Engine {
             }
             lastChainKey = chainKey
             lastChain = chain!
-            if todo.isEmpty { todo.reserveCapacity(n - r) }
-            todo.append((r, stored, current, chain!))
+            todo.append(MigrationJob(record: r, from: stored, to: current, chain: chain!), room: n - r)
         }
         if todo.isEmpty { return (reader, notes) }
 
@@ -155,7 +154,7 @@ extension Engine {
         // and entered out of line: inlined, the record field's digits were
         // computed for every record even with no guard (a restore from a buffer).
         let watch = markerWatch
-        for job in todo {
+        for job in todo.jobs {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             editor.begin(record: r)
@@ -173,7 +172,9 @@ extension Engine {
                 if let watch { MigrationWatch.enter(watch, r) }
                 let f = step._withUnsafeGuaranteedRef { $0.run(coder, from) }
                 if let watch { watch.leave() }
-                let reported = coder.takeCallbackFailure()
+                // (Tested first, as the decode loop does: a step that
+                // reported nothing leaves nothing to take.)
+                let reported = coder.hasCallbackFailure ? coder.takeCallbackFailure() : nil
                 coder.endMigrating(editor)
                 if let f = reported ?? f {
                     failure = (from, f)
@@ -220,6 +221,58 @@ extension Engine {
             case .duplicateKey, .state: throw RestorationFailure(.state, "after migrations the archive cannot be written: \(error.message)")
             }
         }
+    }
+}
+
+/// One record to migrate: its stored version, its class's, and its chain
+/// (an index of the chains `Engine.migrate` built).
+struct MigrationJob {
+    var record: Int
+    var from: UInt32, to: UInt32
+    var chain: Int
+}
+
+/// The records a restore migrates, in record order. Planned one record at
+/// a time, usually every record: a buffer sized once, at the first record
+/// that needs a migration, for every record from there on (no record is
+/// planned twice), and filled with plain stores — an array's append
+/// checked its uniqueness and capacity for every record.
+struct MigrationJobs {
+    private var base: UnsafeMutablePointer<MigrationJob>? = nil
+    private(set) var count = 0
+    private var capacity = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Appends a job; `room` is how many records are left to plan, this one
+    /// included (the buffer's size when it is made).
+    @inline(__always) mutating func append(_ job: MigrationJob, room: Int) {
+        if _slowPath(count == capacity) { grow(room) }
+        // count < capacity: inside the buffer, whose elements are plain values.
+        base.unsafelyUnwrapped.advanced(by: count).initialize(to: job)
+        count += 1
+    }
+
+    @inline(never) private mutating func grow(_ room: Int) {
+        let capacity = max(self.capacity * 2, count + max(room, 1))
+        let grown = UnsafeMutablePointer<MigrationJob>.allocate(capacity: capacity)
+        if let base {
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        self.capacity = capacity
+    }
+
+    /// The jobs planned (valid until `release`).
+    var jobs: UnsafeBufferPointer<MigrationJob> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Frees the buffer (the jobs are plain values: nothing to deinitialize).
+    mutating func release() {
+        base?.deallocate()
+        base = nil
+        count = 0
+        capacity = 0
     }
 }
 

@@ -9,6 +9,9 @@ import Glibc
 /// record a step edits and every operation on it, without an engine.
 final class MigrationEditorTests: XCTestCase {
     private var rewriter: ArchiveRewriter!
+    /// Every rewriter made, held for the test: an editor does not retain
+    /// its rewriter (Engine.migrate holds it).
+    private var rewriters: [ArchiveRewriter] = []
 
     private func editor() throws -> MigrationEditor {
         let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: [
@@ -19,6 +22,7 @@ final class MigrationEditorTests: XCTestCase {
             ], version: 0),
         ]).encode()
         rewriter = ArchiveRewriter(reader: try ArchiveReader(bytes: bytes))
+        rewriters.append(rewriter)
         let e = MigrationEditor(rewriter: rewriter)
         e.begin(record: 0)
         return e
@@ -169,6 +173,178 @@ final class MigrationEditorTests: XCTestCase {
         }
         XCTAssertThrowsError(try withKey("bad") { k in try Array([0xFF]).withUnsafeBytes { try e.writeString(k, $0) } }) { error in
             XCTAssertEqual((error as? RestorationFailure)?.status, .invalid)
+        }
+    }
+
+    /// The step's lanes (`laneInt`, `laneWriteScalar`) answer only what the
+    /// checked calls would answer the same: a lane's int is the checked
+    /// `int`'s, and a nil is a key the checked call refuses (missing,
+    /// another type) or a value it reads another way; a lane's write leaves
+    /// the record the checked `writeScalar` leaves, and a declined one
+    /// (a new key, a record at the value limit) changes nothing.
+    func testTheStepLanesAgreeWithTheCheckedCalls() throws {
+        func checkedInt(_ e: MigrationEditor, _ k: String) -> Int64? { try? withKey(k) { try e.int($0) } }
+        func level0(_ e: MigrationEditor) -> [String] { e.edit.levels[0].map { "\($0)" } }
+        // Reads: an archive int, a scalar the step wrote, a value the step
+        // wrote, another type, a missing key, a key inside a nested record,
+        // a key of the archive not parsed yet, each by length and as a C key.
+        let e = try editor()
+        try withKey("written") { try e.writeScalar($0, .int, bits: UInt64(bitPattern: -5)) }
+        try withKey("value") { try e.write($0, .int(77)) }
+        for k in ["count", "written", "value", "title", "note", "gone", "text", ""] {
+            let lane = withKey(k) { e.laneInt($0) }
+            let cLane = k.withCString { e.laneInt(KeyBytes(cString: $0)) }
+            XCTAssertEqual(lane, cLane, k)
+            if let lane { XCTAssertEqual(lane, checkedInt(e, k), k) }
+            else { XCTAssertTrue(checkedInt(e, k) == nil || k == "value", k) }
+        }
+        XCTAssertEqual(withKey("count") { e.laneInt($0) }, 3)
+        XCTAssertEqual(withKey("written") { e.laneInt($0) }, -5)
+        XCTAssertNil(withKey("value") { e.laneInt($0) }, "a value of the edit: the checked call reads it")
+        XCTAssertEqual(checkedInt(e, "value"), 77)
+        // Lazily begun: the lane parses on to a late key as `int` does.
+        let lazy = try editor()
+        XCTAssertEqual(lazy.edit.levels[0].count, 0)
+        XCTAssertNil(withKey("title") { lazy.laneInt($0) })
+        XCTAssertEqual(lazy.edit.levels[0].count, 2)
+        try withKey("note") { try lazy.beginRecord($0, create: false) }
+        XCTAssertNil(withKey("count") { lazy.laneInt($0) }, "not in the nested record")
+        try lazy.endRecord()
+
+        // Writes: the same steps through the lane (then the checked call when
+        // it declines) and through the checked call alone leave the same edit.
+        let steps: [(String, Int64)] = [("count", 1), ("added", 2), ("added", 3), ("title", 4), ("count", 5), ("more", 6)]
+        let viaLane = try editor(), viaChecked = try editor()
+        for (k, v) in steps {
+            let before = level0(viaLane)
+            let took = withKey(k) { viaLane.laneWriteScalar($0, ValueTag.int.rawValue, bits: UInt64(bitPattern: v)) }
+            if !took {
+                XCTAssertEqual(level0(viaLane), before, "\(k): declined, nothing changed")
+                try withKey(k) { try viaLane.writeScalar($0, .int, bits: UInt64(bitPattern: v)) }
+            }
+            try withKey(k) { try viaChecked.writeScalar($0, .int, bits: UInt64(bitPattern: v)) }
+            XCTAssertEqual(level0(viaLane), level0(viaChecked), k)
+            XCTAssertEqual(viaLane.keys(), viaChecked.keys(), k)
+            XCTAssertEqual(checkedInt(viaLane, k), v, k)
+        }
+        XCTAssertFalse(withKey("never") { viaLane.laneWriteScalar($0, ValueTag.int.rawValue, bits: 0) }, "a new key: checked and added by the checked call")
+        // A nested record entered: written there, as the checked call does.
+        try withKey("note") { try viaLane.beginRecord($0, create: false) }
+        XCTAssertTrue(withKey("count") { viaLane.laneWriteScalar($0, ValueTag.int.rawValue, bits: 9) })
+        XCTAssertEqual(viaLane.keys(), ["text", "count"])
+        try viaLane.endRecord()
+        // At the value limit: the lane declines, the checked call fails.
+        let full = try editor()
+        full.parseAll()
+        let filler = EditedField(key: 0, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: 0, payload: 0, start: 0, end: 0)
+        while full.edit.levels[0].count < ArchiveLimits.maxValuesPerRecord { full.edit.levels[0].append(filler) }
+        let atLimit = level0(full)
+        XCTAssertFalse(withKey("text") { full.laneWriteScalar($0, ValueTag.int.rawValue, bits: 1) }, "a key of the archive's table, no room")
+        XCTAssertEqual(level0(full), atLimit)
+        XCTAssertThrowsError(try withKey("text") { try full.writeScalar($0, .int, bits: 1) }) { error in
+            XCTAssertEqual((error as? RestorationFailure)?.status, .limit)
+        }
+        XCTAssertTrue(withKey("title") { full.laneWriteScalar($0, ValueTag.int.rawValue, bits: 1) }, "a replacement needs no room")
+    }
+
+    /// `laneRename` renames only where `rename` would, and leaves the same
+    /// record: a field not parsed yet is parsed with its new key, one
+    /// already parsed gets it; everything `rename` refuses or treats
+    /// specially (a new key, a duplicate parsed or not, the same key, a
+    /// missing key) is declined and then decided by `rename`, with its
+    /// status. Each case is run both ways and rebuilt: the same edit, keys
+    /// and archive.
+    func testTheRenameLaneAgreesWithRename() throws {
+        func level0(_ e: MigrationEditor) -> [String] { e.edit.levels[0].map { "\($0)" } }
+        // (from, to, what the step did before)
+        // ("intern": the step added amount and removed it, so that the key
+        // is in the rebuilt table but on no field: the lane's usual case.)
+        let cases: [(String, String, String)] = [
+            ("count", "amount", "intern"), ("title", "amount", "intern"), ("note", "amount", "intern"),
+            ("count", "amount", ""), ("title", "amount", "add amount"), ("title", "amount", "add other"),
+            ("count", "amount", "intern+parse all"), ("title", "amount", "intern+look at count"),
+            ("note", "amount", "intern+look at count"), ("title", "amount", "intern+add other"),
+            ("count", "title", ""), ("count", "title", "parse all"), ("title", "count", "look at count"),
+            ("note", "count", "intern"), ("count", "count", ""), ("count", "count", "parse all"),
+            ("gone", "amount", "add amount"), ("gone", "amount", "intern"), ("gone", "amount", ""),
+            ("count", "bad\u{0}", ""), ("amount", "count", "add amount"), ("amount", "other", "add amount+add other"),
+            ("amount", "added", "add amount+intern added"),
+            ("text", "amount", "intern+enter note"), ("text", "count", "enter note"), ("count", "amount", "intern+enter note"),
+        ]
+        var taken = 0
+        for (from, to, before) in cases {
+            let name = "\(from) -> \(to) after '\(before)'"
+            var outcomes: [(status: Status?, level: [String], keys: [String], archive: [ArchiveObject])] = []
+            for lane in [true, false] {
+                let e = try editor()
+                for action in before.split(separator: "+") {
+                    switch action {
+                    case "intern":
+                        try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+                        try withKey("amount") { try e.remove($0) }
+                    case "intern added":
+                        try withKey("added") { try e.writeScalar($0, .int, bits: 1) }
+                        try withKey("added") { try e.remove($0) }
+                    case "add amount": try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+                    case "add other": try withKey("other") { try e.writeScalar($0, .int, bits: 1) }
+                    case "parse all": e.parseAll()
+                    case "look at count": _ = withKey("count") { e.contains($0) }
+                    case "enter note": try withKey("note") { try e.beginRecord($0, create: false) }
+                    default: XCTFail("no action \(action)")
+                    }
+                }
+                var status: Status? = nil
+                let took = lane ? withKey(from) { f in withKey(to) { e.laneRename(f, to: $0) } } : false
+                if !took {
+                    do { try withKey(from) { f in try withKey(to) { try e.rename(f, to: $0) } } }
+                    catch { status = (error as? RestorationFailure)?.status ?? .state }
+                } else {
+                    taken += 1
+                    XCTAssertFalse(from.withCString { f in to.withCString { t in e.laneRename(KeyBytes(cString: f), to: KeyBytes(cString: t)) } },
+                                   "\(name): the key renamed is gone, the new one taken")
+                }
+                let keys = e.keys()
+                if before.hasSuffix("enter note") { try e.endRecord() }
+                try rewriter.replace(record: 0, editing: &e.edit, version: 1)
+                let rebuilt = try rewriter.rebuiltReader(verify: true)
+                outcomes.append((status, level0(e), keys, ArchiveDocument(reader: rebuilt).objects))
+            }
+            XCTAssertEqual(outcomes[0].status, outcomes[1].status, name)
+            XCTAssertEqual(outcomes[0].level, outcomes[1].level, name)
+            XCTAssertEqual(outcomes[0].keys, outcomes[1].keys, name)
+            XCTAssertEqual(outcomes[0].archive, outcomes[1].archive, name)
+        }
+        XCTAssertEqual(taken, 10, "the cases the lane renames itself")
+        // The lane took the usual rename (a field not parsed yet, onto a key
+        // the step's table has), parsing only as far as the field.
+        let e = try editor()
+        try withKey("amount") { try e.writeScalar($0, .int, bits: 1) }
+        try withKey("amount") { try e.remove($0) }
+        XCTAssertTrue(withKey("title") { f in withKey("amount") { e.laneRename(f, to: $0) } })
+        XCTAssertEqual(e.edit.levels[0].count, 2)
+        XCTAssertEqual(e.keys(), ["count", "amount", "note"])
+        XCTAssertEqual(withKey("amount") { e.valueType($0) }, .some(.string))
+    }
+
+    /// MigrationJobs (Engine.migrate's plan) keeps every job in order
+    /// whatever room it is told is left: sized at the first job, grown when
+    /// told too little, and released.
+    func testMigrationJobsKeepEveryJobInOrder() {
+        for (n, room) in [(0, 5), (1, 1), (5, 5), (40, 40), (40, 1), (40, 0), (100, 7)] {
+            var jobs = MigrationJobs()
+            XCTAssertTrue(jobs.isEmpty)
+            for r in 0..<n {
+                jobs.append(MigrationJob(record: r, from: UInt32(r % 3), to: 3, chain: r % 2), room: max(room - r, 0))
+            }
+            XCTAssertEqual(jobs.count, n)
+            XCTAssertEqual(jobs.isEmpty, n == 0)
+            XCTAssertEqual(jobs.jobs.map(\.record), Array(0..<n), "\(n), room \(room)")
+            XCTAssertEqual(jobs.jobs.map(\.from), (0..<n).map { UInt32($0 % 3) })
+            XCTAssertEqual(jobs.jobs.map(\.chain), (0..<n).map { $0 % 2 })
+            XCTAssertTrue(jobs.jobs.allSatisfy { $0.to == 3 })
+            jobs.release()
+            XCTAssertTrue(jobs.isEmpty)
+            XCTAssertEqual(jobs.jobs.count, 0)
         }
     }
 
