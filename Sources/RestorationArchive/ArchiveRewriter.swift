@@ -571,7 +571,7 @@ public final class ArchiveRewriter {
     /// (for `ArchiveReader(adopting:)`, which then owns it).
     /// - Throws: `.limit` when it would exceed maxArchiveBytes.
     public func encode() throws(WriteFailure) -> UnsafeMutableRawBufferPointer {
-        try write(records: nil, addedTails: nil).bytes
+        try write(records: nil, addedTails: nil, loose: false).bytes
     }
 
     /// Where `write` put the string tables, relative to the original.
@@ -586,7 +586,23 @@ public final class ArchiveRewriter {
     /// Writes the rebuilt archive; with `records`, also fills each record's
     /// index entry (the original's, with its new field range and version),
     /// and with `addedTails` (zeroed) where each edited record's added tail starts.
-    func write(records: UnsafeMutablePointer<RecordInfo>?, addedTails: UnsafeMutablePointer<Int32>?) throws(WriteFailure) -> Layout {
+    ///
+    /// `loose` (with `records`): the layout a rebuilt reader reads, not an
+    /// archive. The header, the info and the key and name tables are
+    /// written as for an archive; then the original's records as they are
+    /// (every record header and field, the edited records' old fields
+    /// included, copied at once), then the edited records' new fields one
+    /// after another, followed by 4 bytes where an archive has its
+    /// checksum (none is computed). Each record's index entry says where
+    /// its fields are — the original's moved by one offset, an edited
+    /// record's in the second part, with its new version — and every
+    /// reader lookup goes through the index, never through the records'
+    /// own headers. A rewriter over such a reader (the sealed values'
+    /// opening after migrations) reads it the same way: it reads the
+    /// tables by their layout and the records through the index.
+    /// Written instead of an archive, it spares every record a header and
+    /// a copy of its fields, and the whole a checksum.
+    func write(records: UnsafeMutablePointer<RecordInfo>?, addedTails: UnsafeMutablePointer<Int32>?, loose: Bool) throws(WriteFailure) -> Layout {
         let src = reader.archiveBytes
         let base = src.baseAddress!
         let n = reader.recordCount
@@ -657,6 +673,35 @@ public final class ArchiveRewriter {
         }
         layout.nameShift = o - namesStart
         put(base + namesStart, recordsStart - namesStart)
+        if loose, let records {
+            let regionStart = o
+            put(base + recordsStart, limit - recordsStart)
+            let shift = regionStart - recordsStart
+            let patchStart = o
+            if patchBytes.count > 0 { put(UnsafeRawPointer(patchBytes.base!), patchBytes.count) }
+            records.update(from: reader._records, count: n)
+            for r in 0..<n {
+                records[r].fieldsStart = Int32(truncatingIfNeeded: Int(records[r].fieldsStart) + shift)
+                records[r].fieldsEnd = Int32(truncatingIfNeeded: Int(records[r].fieldsEnd) + shift)
+            }
+            for patch in patches {
+                let r = patch.record
+                records[r].fieldsStart = Int32(truncatingIfNeeded: patchStart + patch.start)
+                records[r].fieldsEnd = Int32(truncatingIfNeeded: patchStart + patch.end)
+                records[r].version = patch.version
+                if patch.tail >= 0 { addedTails?[r] = Int32(truncatingIfNeeded: patchStart + patch.tail) }
+            }
+            let total = o + 4
+            guard total <= ArchiveLimits.maxArchiveBytes else {
+                out.deallocate()
+                throw .limit("the archive would take \(total) bytes, more than \(ArchiveLimits.maxArchiveBytes) (RST_MAX_ARCHIVE_BYTES)")
+            }
+            header.length = UInt32(total)
+            header.write(to: out)
+            out.storeBytes(of: 0, toByteOffset: o, as: UInt32.self)     // no checksum: not an archive
+            layout.bytes = UnsafeMutableRawBufferPointer(start: out, count: total)
+            return layout
+        }
         var next = 0
         do {
             let patchBase = UnsafeRawPointer(patchBytes.base)
@@ -725,7 +770,11 @@ public final class ArchiveRewriter {
             st.addedTails = .allocate(capacity: max(1, n))
             st.addedTails!.initialize(repeating: 0, count: max(1, n))
         }
-        let layout = try write(records: records, addedTails: st.addedTails)
+        // The loose layout (`write`) whenever it fits the size limit with
+        // room to spare; else an archive, which is smaller (and throws when
+        // it does not fit either, as before).
+        let loose = reader.byteCount + patchBytes.count + addedKeys.reduce(0) { $0 + $1.count + 10 } + 64 <= ArchiveLimits.maxArchiveBytes
+        let layout = try write(records: records, addedTails: st.addedTails, loose: loose)
         st.bytes = layout.bytes.baseAddress
         let out = UnsafeRawPointer(layout.bytes.baseAddress!)
 
@@ -808,11 +857,17 @@ public final class ArchiveRewriter {
         let rebuilt = ArchiveReader(storage: st, info: reader.info, forward: forward,
                                     masks: (layout.bytes.count, kc, nc))
         if verify {
+            // Loose: the archive a rewriter writes from the rebuilt reader,
+            // validated from scratch, holds the same content record by
+            // record. An archive: it validates, with the same indexes.
             let checked: ArchiveReader
-            do { checked = try ArchiveReader(bytes: UnsafeRawBufferPointer(layout.bytes)) } catch {
+            do {
+                checked = loose ? try ArchiveReader(adopting: try ArchiveRewriter(reader: rebuilt).encode())
+                                : try ArchiveReader(bytes: UnsafeRawBufferPointer(layout.bytes))
+            } catch {
                 preconditionFailure("the rebuilt archive does not validate: \(error)")
             }
-            if let difference = rebuilt.indexDifference(checked) {
+            if let difference = loose ? rebuilt.contentDifference(checked) : rebuilt.indexDifference(checked) {
                 preconditionFailure("the rebuilt archive's derived indexes differ from its validated ones: \(difference)")
             }
             if let r = rebuilt.misplacedAddedTail() {
@@ -862,6 +917,39 @@ extension ArchiveReader {
             var pos = range.start
             while pos < t, let f = _field(at: pos, limit: range.end) { pos = f.end }
             if pos != t || t >= range.end { return r }
+        }
+        return nil
+    }
+
+    /// The first difference between what this reader reads and what
+    /// another reads (sizes, the info, each record's identifier, parent,
+    /// class, version, carry, field bytes and references, the key and name
+    /// tables, every key and name looked up), nil when they read the same,
+    /// wherever their bytes lie. For checks of a loose rebuilt reader
+    /// against the archive written from it.
+    public func contentDifference(_ o: ArchiveReader) -> String? {
+        if recordCount != o.recordCount || keyCount != o.keyCount || nameCount != o.nameCount {
+            return "sizes \((recordCount, keyCount, nameCount)) vs \((o.recordCount, o.keyCount, o.nameCount))"
+        }
+        if hasForwardReferences != o.hasForwardReferences { return "hasForwardReferences" }
+        if info != o.info { return "info" }
+        for i in 0..<keyCount {
+            let k = UInt32(i)
+            if !keyBytes(k).elementsEqual(o.keyBytes(k)) || keyIndex(keyBytes(k)) != k || o.keyIndex(keyBytes(k)) != k { return "key \(i)" }
+        }
+        for i in 0..<nameCount {
+            let k = UInt32(i)
+            if !nameBytes(k).elementsEqual(o.nameBytes(k)) || nameIndex(nameBytes(k)) != k { return "name \(i)" }
+        }
+        for r in 0..<recordCount {
+            if identifier(ofRecord: r) != o.identifier(ofRecord: r) || parent(ofRecord: r) != o.parent(ofRecord: r)
+                || className(ofRecord: r) != o.className(ofRecord: r) || version(ofRecord: r) != o.version(ofRecord: r)
+                || carry(ofRecord: r) != o.carry(ofRecord: r) {
+                return "record \(r)"
+            }
+            let a = fields(ofRecord: r), b = o.fields(ofRecord: r)
+            if !archiveBytes[a.start..<a.end].elementsEqual(o.archiveBytes[b.start..<b.end]) { return "fields of record \(r)" }
+            if !references(ofRecord: r).elementsEqual(o.references(ofRecord: r)) { return "references of record \(r)" }
         }
         return nil
     }
