@@ -589,15 +589,14 @@ public final class ArchiveRewriter {
     ///
     /// `loose` (with `records`): the layout a rebuilt reader reads, not an
     /// archive. The header, the info and the key and name tables are
-    /// written as for an archive; then the original's records as they are
-    /// (every record header and field, the edited records' old fields
-    /// included, copied at once), then the edited records' new fields one
-    /// after another, followed by 4 bytes where an archive has its
-    /// checksum (none is computed). Each record's index entry says where
-    /// its fields are — the original's moved by one offset, an edited
-    /// record's in the second part, with its new version — and every
-    /// reader lookup goes through the index, never through the records'
-    /// own headers. A rewriter over such a reader (the sealed values'
+    /// written as for an archive; then the fields of the records no edit
+    /// replaced (a run of records whose fields lie close together in one
+    /// copy, the record headers between them included, never read again),
+    /// then the edited records' new fields one after another, followed by
+    /// 4 bytes where an archive has its checksum (none is computed). Each
+    /// record's index entry says where its fields are, with an edited
+    /// record's new version, and every reader lookup goes through the
+    /// index, never through the records' own headers. A rewriter over such a reader (the sealed values'
     /// opening after migrations) reads it the same way: it reads the
     /// tables by their layout and the records through the index.
     /// Written instead of an archive, it spares every record a header and
@@ -674,16 +673,29 @@ public final class ArchiveRewriter {
         layout.nameShift = o - namesStart
         put(base + namesStart, recordsStart - namesStart)
         if loose, let records {
-            let regionStart = o
-            put(base + recordsStart, limit - recordsStart)
-            let shift = regionStart - recordsStart
+            // The records no edit replaced: their fields copied, a run of
+            // records whose fields lie close together (a record header
+            // between them) in one copy, the bytes between included.
+            records.update(from: reader._records, count: n)
+            var copyFrom = -1, copyTo = -1, copyOut = 0
+            var next = 0
+            for r in 0..<n {
+                if next < patches.count && patches[next].record == r { next += 1; continue }
+                let fs = Int(records[r].fieldsStart), fe = Int(records[r].fieldsEnd)
+                if copyFrom >= 0 && fs >= copyTo && fs - copyTo <= 64 {
+                    copyTo = fe
+                } else {
+                    if copyFrom >= 0 { put(base + copyFrom, copyTo - copyFrom) }
+                    copyFrom = fs; copyTo = fe; copyOut = o
+                }
+                let shift = copyOut - copyFrom
+                records[r].fieldsStart = Int32(truncatingIfNeeded: fs + shift)
+                records[r].fieldsEnd = Int32(truncatingIfNeeded: fe + shift)
+            }
+            if copyFrom >= 0 { put(base + copyFrom, copyTo - copyFrom) }
+            // The replaced records' fields, as `replace` wrote them.
             let patchStart = o
             if patchBytes.count > 0 { put(UnsafeRawPointer(patchBytes.base!), patchBytes.count) }
-            records.update(from: reader._records, count: n)
-            for r in 0..<n {
-                records[r].fieldsStart = Int32(truncatingIfNeeded: Int(records[r].fieldsStart) + shift)
-                records[r].fieldsEnd = Int32(truncatingIfNeeded: Int(records[r].fieldsEnd) + shift)
-            }
             for patch in patches {
                 let r = patch.record
                 records[r].fieldsStart = Int32(truncatingIfNeeded: patchStart + patch.start)
