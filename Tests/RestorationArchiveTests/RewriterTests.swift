@@ -352,6 +352,45 @@ final class RewriterTests: XCTestCase {
         XCTAssertEqual(ArchiveDocument(reader: derived), ArchiveDocument(reader: validated))
     }
 
+    /// The loose layout copies the records no edit replaced in runs: with
+    /// every pattern of replaced records among 40 (none, all, every other,
+    /// every third, the first and the last), small records and records of
+    /// 100 bytes and more between them, the rebuilt reader reads what the
+    /// archive written from it holds (`verify`) and what each record held
+    /// or was given.
+    func testLooseRunsAmongReplacedRecords() throws {
+        var objects = [ArchiveObject(identifier: "R", className: "C", entries: [ArchiveEntry(key: "v", value: .int(0))])]
+        for i in 1..<40 {
+            let big = String(repeating: "x", count: i % 5 == 0 ? 120 : 1)
+            objects.append(ArchiveObject(identifier: "o\(i)", parent: 0, className: "C",
+                                         entries: [ArchiveEntry(key: "v", value: .int(Int64(i))), ArchiveEntry(key: "s", value: .string(big))]))
+        }
+        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
+        let reader = try XCTUnwrap(accept(bytes))
+        let patterns: [(String, (Int) -> Bool)] = [("none", { _ in false }), ("all", { _ in true }), ("every other", { $0 % 2 == 0 }),
+                                                    ("every third", { $0 % 3 == 1 }), ("first and last", { $0 == 0 || $0 == 39 })]
+        for (name, replaced) in patterns {
+            let rw = ArchiveRewriter(reader: reader)
+            var edit = RecordEdit()
+            for r in 0..<40 where replaced(r) {
+                rw.begin(record: r, &edit)
+                let k = key(rw, "w")
+                edit.levels[0].append(EditedField(key: k, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: k,
+                                                  payload: 1000 + r, start: 0, end: 0))
+                try rw.replace(record: r, with: edit, version: 2)
+            }
+            if rw.isEmpty { continue }
+            let out = try rw.rebuiltReader(verify: true)
+            let doc = ArchiveDocument(reader: out)
+            for r in 0..<40 {
+                var expected = objects[r].entries
+                if replaced(r) { expected.append(ArchiveEntry(key: "w", value: .int(Int64(1000 + r)))) }
+                XCTAssertEqual(doc.objects[r].entries, expected, "\(name), record \(r)")
+                XCTAssertEqual(out.version(ofRecord: r), replaced(r) ? 2 : 0, "\(name), record \(r)")
+            }
+        }
+    }
+
     /// A rebuilt reader (the loose layout) rewritten again, as the sealed
     /// values' opening after migrations does: the second rebuild reads what
     /// the same edit of the archive written from the first gives.
