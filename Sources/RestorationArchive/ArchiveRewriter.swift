@@ -703,19 +703,8 @@ public final class ArchiveRewriter {
                 records[r].version = patch.version
                 if patch.tail >= 0 { addedTails?[r] = Int32(truncatingIfNeeded: patchStart + patch.tail) }
             }
-            let total = o + 4
-            guard total <= ArchiveLimits.maxArchiveBytes else {
-                out.deallocate()
-                throw .limit("the archive would take \(total) bytes, more than \(ArchiveLimits.maxArchiveBytes) (RST_MAX_ARCHIVE_BYTES)")
-            }
-            header.length = UInt32(total)
-            header.write(to: out)
-            out.storeBytes(of: 0, toByteOffset: o, as: UInt32.self)     // no checksum: not an archive
-            layout.bytes = UnsafeMutableRawBufferPointer(start: out, count: total)
-            return layout
-        }
-        var next = 0
-        do {
+        } else {
+            var next = 0
             let patchBase = UnsafeRawPointer(patchBytes.base)
             for r in 0..<n {
                 let parent = reader.parent(ofRecord: r)
@@ -752,7 +741,8 @@ public final class ArchiveRewriter {
         }
         header.length = UInt32(total)
         header.write(to: out)
-        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: out, count: o))
+        // The loose layout is no archive: no checksum is computed for it.
+        let crc = loose && records != nil ? 0 : CRC32C.checksum(UnsafeRawBufferPointer(start: out, count: o))
         out.storeBytes(of: crc.littleEndian, toByteOffset: o, as: UInt32.self)
         layout.bytes = UnsafeMutableRawBufferPointer(start: out, count: total)
         return layout

@@ -39,6 +39,11 @@ final class RewriterTests: XCTestCase {
         Array(s.utf8).withUnsafeBytes { intern ? r.internKey($0) : (r.keyIndex($0) ?? UInt32.max) }
     }
 
+    /// An int the edit writes under key index `k`.
+    private func scalarInt(_ k: UInt32, _ v: Int) -> EditedField {
+        EditedField(key: k, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: k, payload: v, start: 0, end: 0)
+    }
+
     /// Renames, adds a scalar and a string, edits the nested record, removes
     /// a key: the result validates, the edited record reads as expected and
     /// the others are the same records, their fields the same bytes.
@@ -375,8 +380,7 @@ final class RewriterTests: XCTestCase {
             for r in 0..<40 where replaced(r) {
                 rw.begin(record: r, &edit)
                 let k = key(rw, "w")
-                edit.levels[0].append(EditedField(key: k, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: k,
-                                                  payload: 1000 + r, start: 0, end: 0))
+                edit.levels[0].append(scalarInt(k, 1000 + r))
                 try rw.replace(record: r, with: edit, version: 2)
             }
             if rw.isEmpty { continue }
@@ -400,8 +404,7 @@ final class RewriterTests: XCTestCase {
         var edit = RecordEdit()
         rw.begin(record: 1, &edit)
         let added = key(rw, "added")
-        edit.levels[0].append(EditedField(key: added, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: added,
-                                          payload: 7, start: 0, end: 0))
+        edit.levels[0].append(scalarInt(added, 7))
         try rw.replace(record: 1, with: edit, version: 2)
         let first = try rw.rebuiltReader(verify: true)
         func again(_ r: ArchiveReader) throws -> ArchiveReader {
@@ -409,8 +412,7 @@ final class RewriterTests: XCTestCase {
             var e = RecordEdit()
             rw2.begin(record: 2, &e)
             let k = key(rw2, "again")
-            e.levels[0].append(EditedField(key: k, rawTag: ValueTag.int.rawValue, source: .scalar, originalKey: k,
-                                           payload: 8, start: 0, end: 0))
+            e.levels[0].append(scalarInt(k, 8))
             e.levels[0].removeFirst()
             try rw2.replace(record: 2, with: e, version: 3)
             return try rw2.rebuiltReader(verify: true)

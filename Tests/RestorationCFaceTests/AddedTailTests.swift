@@ -16,28 +16,22 @@ final class AddedTailTests: XCTestCase {
     typealias Op = DecodeLaneTests.Op
     static let key = DecodeLaneTests.key
 
-    /// Version 0 of class "C": the fields before the migration.
-    final class OldSaver: ObjectBehavior {
-        func encode(_ node: ObjectNode, _ coder: Coder) {
-            let c = OpaquePointer(coder.handle), k = AddedTailTests.key
-            _ = CFace.encode_int(c, k("a"), 1)
-            _ = CFace.encode_string(c, k("b"), "bee")
-            _ = CFace.encode_begin_record(c, k("note"))
-            _ = CFace.encode_int(c, k("t"), 2)
-            _ = CFace.encode_end_record(c)
-            _ = CFace.encode_int(c, k("z"), 3)
-        }
-        func decode(_ node: ObjectNode, _ coder: Coder) {}
-        func finished(_ node: ObjectNode) {}
-        func released(_ node: ObjectNode) {}
-        var instance: UnsafeMutableRawPointer? { nil }
+    /// The fields version 0 writes, its first key named `first`.
+    static func writeOld(_ c: OpaquePointer, first: String) {
+        let k = AddedTailTests.key
+        _ = CFace.encode_int(c, k(first), 1)
+        _ = CFace.encode_string(c, k("b"), "bee")
+        _ = CFace.encode_begin_record(c, k("note"))
+        _ = CFace.encode_int(c, k("t"), 2)
+        _ = CFace.encode_end_record(c)
+        _ = CFace.encode_int(c, k("z"), 3)
     }
 
-    /// The step from version 0: "a" renamed, one value of every kind added.
-    static func migrate(_ coder: Coder, _ from: UInt32) -> RestorationFailure? {
-        let c = OpaquePointer(coder.handle), k = AddedTailTests.key
-        var ok = CFace.coder_rename(c, k("a"), k("amount")) == RST_OK
-        ok = ok && CFace.encode_int(c, k("n1"), 10) == RST_OK
+    /// The values the migration adds, one of every kind, in its order;
+    /// true when every write succeeded.
+    static func writeAdded(_ c: OpaquePointer) -> Bool {
+        let k = AddedTailTests.key
+        var ok = CFace.encode_int(c, k("n1"), 10) == RST_OK
         ok = ok && CFace.encode_string(c, k("s1"), "hello") == RST_OK
         ok = ok && CFace.encode_double(c, k("d1"), 0.5) == RST_OK
         ok = ok && CFace.encode_bool(c, k("f1"), true) == RST_OK
@@ -47,31 +41,31 @@ final class AddedTailTests: XCTestCase {
         ok = ok && blob.withUnsafeBytes { CFace.encode_bytes(c, k("by"), $0.baseAddress, $0.count) } == RST_OK
         ok = ok && CFace.encode_begin_record(c, k("rec")) == RST_OK
         ok = ok && CFace.encode_int(c, k("inner"), 5) == RST_OK
-        ok = ok && CFace.encode_end_record(c) == RST_OK
+        return ok && CFace.encode_end_record(c) == RST_OK
+    }
+
+    /// Version 0 of class "C": the fields before the migration.
+    final class OldSaver: ObjectBehavior {
+        func encode(_ node: ObjectNode, _ coder: Coder) { AddedTailTests.writeOld(OpaquePointer(coder.handle), first: "a") }
+        func decode(_ node: ObjectNode, _ coder: Coder) {}
+        func finished(_ node: ObjectNode) {}
+        func released(_ node: ObjectNode) {}
+        var instance: UnsafeMutableRawPointer? { nil }
+    }
+
+    /// The step from version 0: "a" renamed, one value of every kind added.
+    static func migrate(_ coder: Coder, _ from: UInt32) -> RestorationFailure? {
+        let c = OpaquePointer(coder.handle)
+        let ok = CFace.coder_rename(c, AddedTailTests.key("a"), AddedTailTests.key("amount")) == RST_OK && writeAdded(c)
         return ok ? nil : RestorationFailure(.state, "the step failed")
     }
 
     /// Version 1 saved directly: the migrated record's fields in its order.
     final class NewSaver: ObjectBehavior {
         func encode(_ node: ObjectNode, _ coder: Coder) {
-            let c = OpaquePointer(coder.handle), k = AddedTailTests.key
-            _ = CFace.encode_int(c, k("amount"), 1)
-            _ = CFace.encode_string(c, k("b"), "bee")
-            _ = CFace.encode_begin_record(c, k("note"))
-            _ = CFace.encode_int(c, k("t"), 2)
-            _ = CFace.encode_end_record(c)
-            _ = CFace.encode_int(c, k("z"), 3)
-            _ = CFace.encode_int(c, k("n1"), 10)
-            _ = CFace.encode_string(c, k("s1"), "hello")
-            _ = CFace.encode_double(c, k("d1"), 0.5)
-            _ = CFace.encode_bool(c, k("f1"), true)
-            let rows: [Int64] = [1, -2, 1 << 40]
-            _ = rows.withUnsafeBufferPointer { CFace.encode_int_array(c, k("r1"), $0.baseAddress, $0.count) }
-            let blob: [UInt8] = [0, 1, 255]
-            _ = blob.withUnsafeBytes { CFace.encode_bytes(c, k("by"), $0.baseAddress, $0.count) }
-            _ = CFace.encode_begin_record(c, k("rec"))
-            _ = CFace.encode_int(c, k("inner"), 5)
-            _ = CFace.encode_end_record(c)
+            let c = OpaquePointer(coder.handle)
+            AddedTailTests.writeOld(c, first: "amount")
+            XCTAssertTrue(AddedTailTests.writeAdded(c))
         }
         func decode(_ node: ObjectNode, _ coder: Coder) {}
         func finished(_ node: ObjectNode) {}
