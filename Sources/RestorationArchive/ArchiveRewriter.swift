@@ -22,7 +22,7 @@
 /// One value of a record being edited: a key (an index of the rewriter's
 /// key table) and where its value is. A plain value (no reference
 /// counting), so an edited record is one array of them.
-public struct EditedField {
+public struct EditedField: Equatable {
     /// Where the value is.
     public enum Source: UInt8 {
         /// A field of the archive: `start..<end` is the whole field (header
@@ -114,16 +114,30 @@ public struct RecordEdit {
 }
 
 /// The tail of a record's own fields that an edit begun lazily has not
-/// parsed: the archive's bytes `start..<end`, whole fields, untouched; they
-/// stand in the record's level before index `at` (fields parsed before them,
-/// fields the edit added after). Written back as one copy of those bytes.
+/// parsed: the archive's bytes `start..<end`, whole fields; they stand in
+/// the record's level before index `at` (fields parsed before them, fields
+/// the edit added after). Untouched but for at most one renamed field
+/// (`renamedAt`, the usual step's rename, `ArchiveRewriter.holdRename`):
+/// its key is `renamed.key` from then on, and parsing reaches it with that
+/// key. Written back as one copy of those bytes, or two around the renamed
+/// field's new header.
 public struct UnparsedFields: Equatable {
     public var start = 0, end = 0
     public var at = 0
+    /// The renamed field as parsing it gives it (its new key, the archive's
+    /// one as `originalKey`); `start` is -1 and `key` UInt32.max (no key's
+    /// index) while none is. Its key is one the rewriter added to the
+    /// table: no other field of the record can hold it.
+    public var renamed = UnparsedFields.noRename
     @inlinable public init() {}
     @inlinable public var isEmpty: Bool { start >= end }
     /// At least as many as the fields it holds (each takes a byte or more).
     @inlinable public var fieldBound: Int { end - start }
+    /// Where the renamed field starts (a field start in `start..<end`), -1 for none.
+    @inlinable public var renamedAt: Int { renamed.start }
+    /// Whether key k is the renamed field's (one compare).
+    @inlinable public func isRenamed(_ k: UInt32) -> Bool { k == renamed.key }
+    public static let noRename = EditedField(key: .max, rawTag: 0, source: .archive, originalKey: .max, payload: 0, start: -1, end: 0)
 }
 
 public final class ArchiveRewriter {
@@ -311,8 +325,13 @@ public final class ArchiveRewriter {
         // `RecordEdit.reset` does), not made unique again for every field.
         edit.levels.withUnsafeMutableBufferPointer { l in
             while u.start < u.end, let f = reader._field(at: u.start, limit: u.end) {
-                let hit = Int64(f.key) == target
-                var field = EditedField(key: f.key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                var key = f.key
+                if _slowPath(u.start == u.renamedAt) {      // the renamed field: parsed with its new key
+                    key = u.renamed.key
+                    u.renamed = UnparsedFields.noRename
+                }
+                let hit = Int64(key) == target
+                var field = EditedField(key: key, rawTag: f.rawTag, source: .archive, originalKey: f.key,
                                         payload: f.payload, start: u.start, end: f.end)
                 if hit, let newKey { field.key = newKey }
                 if appending { l[0].append(field) } else { l[0].insert(field, at: u.at) }
@@ -322,10 +341,35 @@ public final class ArchiveRewriter {
                 if hit { found = u.at &- 1; break }
             }
         }
-        if found == nil { u.start = u.end }        // all parsed (a validated record has whole fields)
+        if found == nil {                           // all parsed (a validated record has whole fields)
+            u.start = u.end
+            u.renamed = UnparsedFields.noRename
+        }
         edit.referenceFields &+= references
         edit.unparsed = u
         return found
+    }
+
+    /// Renames the unparsed field with key `key` to `newKey` without
+    /// parsing anything: the field is found by its header alone and the
+    /// rename held in `edit.unparsed` (the record's level unchanged). What
+    /// `parseUnparsed(_:until:renamedTo:)` leaves, once parsing reaches the
+    /// field. Its caller has checked that `newKey` is a key the rewriter
+    /// added (on no field of the archive) and on no field of the edit, and
+    /// that no rename is held yet. False, with nothing changed, when no
+    /// unparsed field has `key`.
+    public func holdRename(_ edit: inout RecordEdit, of key: UInt32, to newKey: UInt32) -> Bool {
+        let u = edit.unparsed
+        var pos = u.start
+        while pos < u.end, let f = reader._field(at: pos, limit: u.end) {
+            if f.key == key {
+                edit.unparsed.renamed = EditedField(key: newKey, rawTag: f.rawTag, source: .archive, originalKey: f.key,
+                                                    payload: f.payload, start: pos, end: f.end)
+                return true
+            }
+            pos = f.end
+        }
+        return false
     }
 
     /// A value as the archive document would hold it (for reads during an edit).
@@ -457,11 +501,41 @@ public final class ArchiveRewriter {
         // untouched and come after every parsed field's, so `kept` needs
         // no note of them.
         let tail = level == 0 ? edit.unparsed : UnparsedFields()
+        /// An archive field written with a new key: its header, then its
+        /// payload (the archive's bytes as they are) starting a run, so
+        /// that the untouched fields after it (a renamed key followed by
+        /// the rest of the record) go out in the same copy. The same
+        /// bytes, in the same order: the run is copied before anything
+        /// else is written.
+        @inline(__always) func renamedField(key: UInt32, rawTag tag: UInt8, payload: Int, end: Int) {
+            if key < 15 {
+                out.byte(UInt8(truncatingIfNeeded: key << 4) | tag)
+            } else {
+                out.byte(0xF0 | tag)
+                out.varint(UInt64(key - 15))
+            }
+            switch PayloadShape.of(rawTag: tag) {
+            case .none, .zigzag, .recordIndex, .fixed64: break
+            case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
+                out.varint(UInt64(end - payload))
+            }
+            runStart = payload; runEnd = end
+        }
         @inline(__always) func tailRun() {
             added = -1
-            if runStart >= 0 && runEnd == tail.start { runEnd = tail.end; return }
-            if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
-            runStart = tail.start; runEnd = tail.end
+            // The bytes up to the renamed field (all of them when none is).
+            let upTo = tail.renamedAt >= 0 ? tail.renamedAt : tail.end
+            if runStart >= 0 && runEnd == tail.start {
+                runEnd = upTo
+            } else {
+                if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart) }
+                runStart = tail.start; runEnd = upTo
+            }
+            guard tail.renamedAt >= 0 else { return }
+            if runEnd > runStart { out.bytes(base + runStart, runEnd - runStart) }
+            let f = tail.renamed
+            renamedField(key: f.key, rawTag: f.rawTag, payload: f.payload, end: f.end)
+            runEnd = tail.end
         }
         // The level reached through the outer array's buffer: borrowed from
         // it (the edit holds both arrays for the call), not retained and
@@ -479,7 +553,11 @@ public final class ArchiveRewriter {
                     continue
                 }
                 if runStart >= 0 { out.bytes(base + runStart, runEnd - runStart); runStart = -1 }
-                if added < 0 && f.source != .archive { added = out.count }
+                if f.source == .archive {
+                    renamedField(key: f.key, rawTag: f.rawTag, payload: f.payload, end: f.end)
+                    continue
+                }
+                if added < 0 { added = out.count }
                 let tag = f.rawTag
                 if f.key < 15 {
                     out.byte(UInt8(truncatingIfNeeded: f.key << 4) | tag)
@@ -488,18 +566,7 @@ public final class ArchiveRewriter {
                     out.varint(UInt64(f.key - 15))
                 }
                 switch f.source {
-                case .archive:
-                    switch PayloadShape.of(rawTag: tag) {
-                    case .none, .zigzag, .recordIndex, .fixed64: break
-                    case .text, .bytes, .zigzagArray, .textArray, .fields, .recordIndexArray, .osText, .sealed, .future:
-                        out.varint(UInt64(f.end - f.payload))
-                    }
-                    // The payload is the archive's bytes as they are: it
-                    // starts a run, so that the untouched fields after it
-                    // (a renamed key followed by the rest of the record)
-                    // go out in the same copy. The same bytes, in the same
-                    // order: the run is copied before anything else is written.
-                    runStart = f.payload; runEnd = f.end
+                case .archive: break                // written above
                 case .level:
                     var inner = ByteSink()
                     defer { inner.release() }

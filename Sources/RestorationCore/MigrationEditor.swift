@@ -143,9 +143,10 @@ final class MigrationEditor {
 
     /// Whether key k may be among the record's fields not parsed yet: they
     /// are the record's own level's, and hold keys of the archive's own
-    /// table only (a key an edit added is in none of them), each once.
+    /// table only (a key an edit added is in none of them), each once —
+    /// and the key of a field renamed among them (`laneRename`).
     @inline(__always) func mayBeUnparsed(_ k: UInt32, in level: Int) -> Bool {
-        level == 0 && !edit.unparsed.isEmpty && Int(k) < reader.keyCount
+        level == 0 && !edit.unparsed.isEmpty && (Int(k) < reader.keyCount || edit.unparsed.isRenamed(k))
     }
 
     @inline(never) private func findUnparsed(_ k: UInt32) -> Int? {
@@ -443,7 +444,11 @@ extension MigrationEditor {
         guard let k = keyIndex(key) else { return nil }
         let level = self.level
         var f = parsedField(k, in: level)
-        if f == nil && mayBeUnparsed(k, in: level), let i = findUnparsed(k) { f = edit.levels[0][i] }
+        if f == nil && level == 0 && edit.unparsed.isRenamed(k) {
+            f = edit.unparsed.renamed                  // read where it is, nothing parsed
+        } else if f == nil && mayBeUnparsed(k, in: level), let i = findUnparsed(k) {
+            f = edit.levels[0][i]
+        }
         guard let f, f.rawTag == ValueTag.int.rawValue else { return nil }
         switch f.source {
         case .archive: return readerRef._withUnsafeGuaranteedRef { $0.int(f.archiveField) }
@@ -454,12 +459,15 @@ extension MigrationEditor {
 
     /// `rename` when it would succeed: both keys known to the rebuilt
     /// archive's table, `to` on none of the level's fields (parsed or
-    /// not), `from` on one. The field found by parsing on is parsed with
-    /// its new key (`parseUnparsed(_:until:renamedTo:)`), not written
-    /// again. False, with nothing changed but fields parsed (which
-    /// `rename` would parse too), for everything else — a new key to
-    /// check and add, a duplicate, the same key, a missing one — which
-    /// `rename` decides with its message.
+    /// not), `from` on one. A field not parsed yet stays unparsed, the
+    /// rename held where it is (`ArchiveRewriter.holdRename`: its header
+    /// found, nothing parsed; parsing on reaches it with its new key, and
+    /// the record is written with it); when one is held already, the
+    /// field is parsed with its new key
+    /// (`parseUnparsed(_:until:renamedTo:)`). False, with nothing changed
+    /// but fields parsed (which `rename` would parse too), for everything
+    /// else — a new key to check and add, a duplicate, the same key, a
+    /// missing one — which `rename` decides with its message.
     @usableFromInline @inline(never)
     func laneRename(_ from: KeyBytes, to: KeyBytes) -> Bool {
         guard let t = keyIndex(to) else { return false }
@@ -471,6 +479,11 @@ extension MigrationEditor {
             return true
         }
         guard mayBeUnparsed(k, in: level) else { return false }
+        // `to` is a key the rewriter added (not the archive's: `mayBeUnparsed`
+        // said no), so no unparsed field holds it.
+        if edit.unparsed.renamedAt < 0 && !edit.unparsed.isRenamed(k) {
+            return rewriterRef._withUnsafeGuaranteedRef { $0.holdRename(&edit, of: k, to: t) }
+        }
         return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k, renamedTo: t) } != nil
     }
 
