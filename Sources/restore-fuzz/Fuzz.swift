@@ -68,11 +68,21 @@ func withKey<R>(_ key: String, _ body: (KeyBytes) throws -> R) rethrows -> R {
     return try k.withUTF8 { try body(KeyBytes(UnsafeRawBufferPointer($0))) }
 }
 
-/// A migration step that edits whatever record it gets: renames the first
+/// The archive's last key (`fuzzMigrations`): what `editingStep` renames
+/// before it looks at anything else.
+nonisolated(unsafe) var fuzzEarlyKey: String? = nil
+
+/// A migration step that edits whatever record it gets: renames the
+/// archive's last key and reads it (a rename of a field not parsed yet,
+/// which the editor holds among the unparsed fields), renames the first
 /// key, removes the second, adds an int, and adds a string inside the first
 /// nested record. Each edit may fail (a taken name, a record at a limit);
 /// the step still succeeds, so the record is rewritten.
 func editingStep(_ coder: Coder, _ from: UInt32) -> RestorationFailure? {
+    if let early = fuzzEarlyKey {
+        _ = withKey(early) { f in withKey("early") { try? coder.rename(f, to: $0) } }
+        _ = withKey("early") { try? coder.decodeInt($0) }
+    }
     let keys = (try? coder.migrationKeys()) ?? []
     if let first = keys.first { _ = withKey(first) { f in withKey("renamed\(from)") { try? coder.rename(f, to: $0) } } }
     if keys.count > 1 { _ = withKey(keys[1]) { try? coder.remove($0) } }
@@ -100,6 +110,7 @@ func fuzzMigrations(_ data: UnsafeRawBufferPointer, _ reader: ArchiveReader) {
         let (lo, hi) = range[name] ?? (v, v)
         range[name] = (min(lo, v), max(hi, v))
     }
+    fuzzEarlyKey = reader.keyCount > 0 ? reader.keyName(UInt32(reader.keyCount - 1)) : nil
     let engine = Engine(configuration: .init(crashGuard: false))
     engine.logHandler = { _, _ in }
     engine.setFallbackFactory { req in
