@@ -6,7 +6,9 @@
 // replaces them, so a record costs one small array, not a decoded tree.
 // The migration editor begins a record lazily (`beginLazily`): its fields
 // are parsed only as far as a step looks up a key, and the ones never
-// parsed are written back as one copy of their bytes (`UnparsedFields`).
+// parsed are written back as one copy of their bytes (`UnparsedFields`;
+// a rename of one of them is held there, `holdRename`, and the copy made
+// in two parts around that field's new header).
 // An edited record is written through a `ByteSink`, runs of untouched
 // fields as one copy each.
 // Keys keep their indexes; a key the archive does not have yet is appended
