@@ -238,42 +238,22 @@ struct MigrationJob {
 /// planned twice), and filled with plain stores — an array's append
 /// checked its uniqueness and capacity for every record.
 struct MigrationJobs {
-    private var base: UnsafeMutablePointer<MigrationJob>? = nil
-    private(set) var count = 0
-    private var capacity = 0
+    private var buffer = PlainBuffer<MigrationJob>()
 
-    var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { buffer.isEmpty }
+    var count: Int { buffer.count }
 
     /// Appends a job; `room` is how many records are left to plan, this one
     /// included (the buffer's size when it is made).
     @inline(__always) mutating func append(_ job: MigrationJob, room: Int) {
-        if _slowPath(count == capacity) { grow(room) }
-        // count < capacity: inside the buffer, whose elements are plain values.
-        base.unsafelyUnwrapped.advanced(by: count).initialize(to: job)
-        count += 1
-    }
-
-    @inline(never) private mutating func grow(_ room: Int) {
-        let capacity = max(self.capacity * 2, count + max(room, 1))
-        let grown = UnsafeMutablePointer<MigrationJob>.allocate(capacity: capacity)
-        if let base {
-            grown.moveInitialize(from: base, count: count)
-            base.deallocate()
-        }
-        base = grown
-        self.capacity = capacity
+        buffer.append(job, minimumCapacity: buffer.count &+ room)
     }
 
     /// The jobs planned (valid until `release`).
-    var jobs: UnsafeBufferPointer<MigrationJob> { UnsafeBufferPointer(start: base, count: count) }
+    var jobs: UnsafeBufferPointer<MigrationJob> { buffer.elements }
 
-    /// Frees the buffer (the jobs are plain values: nothing to deinitialize).
-    mutating func release() {
-        base?.deallocate()
-        base = nil
-        count = 0
-        capacity = 0
-    }
+    /// Frees the buffer.
+    mutating func release() { buffer.release() }
 }
 
 enum MigrationWatch {

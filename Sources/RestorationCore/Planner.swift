@@ -447,90 +447,58 @@ struct ReadySet {
 /// Records parked on the records they wait for (singly linked lists in one
 /// growable buffer); `release()` frees it.
 struct WaiterList {
-    private var items: UnsafeMutablePointer<(who: Int32, next: Int32)>? = nil
-    private var count = 0
-    private var capacity = 0
+    private var items = PlainBuffer<(who: Int32, next: Int32)>()
 
-    @inline(__always) func who(_ e: Int32) -> Int32 { items.unsafelyUnwrapped[Int(e)].who }
-    @inline(__always) func next(_ e: Int32) -> Int32 { items.unsafelyUnwrapped[Int(e)].next }
+    @inline(__always) func who(_ e: Int32) -> Int32 { items[Int(e)].who }
+    @inline(__always) func next(_ e: Int32) -> Int32 { items[Int(e)].next }
 
     @inline(__always)
     mutating func add(_ who: Int, waitingFor t: Int, _ head: UnsafeMutablePointer<Int32>) {
-        if count == capacity { grow() }
-        items.unsafelyUnwrapped[count] = (Int32(truncatingIfNeeded: who), head[t])
-        head[t] = Int32(truncatingIfNeeded: count)
-        count &+= 1
+        let e = Int32(truncatingIfNeeded: items.count)
+        items.append((Int32(truncatingIfNeeded: who), head[t]), minimumCapacity: 64)
+        head[t] = e
     }
 
-    private mutating func grow() {
-        let newCapacity = Swift.max(64, capacity &* 2)
-        let n = UnsafeMutablePointer<(who: Int32, next: Int32)>.allocate(capacity: newCapacity)
-        if let items { n.moveInitialize(from: items, count: count); items.deallocate() }
-        items = n
-        capacity = newCapacity
-    }
-
-    mutating func release() {
-        items?.deallocate()
-        items = nil
-        count = 0
-        capacity = 0
-    }
+    mutating func release() { items.release() }
 }
 
 /// A binary min-heap of Int32; `release()` frees its memory.
 struct MinHeap {
-    private var items: UnsafeMutablePointer<Int32>? = nil
-    private var count = 0
-    private var capacity = 0
+    private var items = PlainBuffer<Int32>()
 
-    var min: Int32? { count > 0 ? items.unsafelyUnwrapped[0] : nil }
+    var min: Int32? { items.isEmpty ? nil : items[0] }
 
-    mutating func release() {
-        items?.deallocate()
-        items = nil
-        count = 0
-        capacity = 0
-    }
+    mutating func release() { items.release() }
 
     mutating func push(_ key: Int32) {
-        if count == capacity {
-            let newCapacity = Swift.max(16, capacity &* 2)
-            let n = UnsafeMutablePointer<Int32>.allocate(capacity: newCapacity)
-            if let items { n.moveInitialize(from: items, count: count); items.deallocate() }
-            items = n
-            capacity = newCapacity
-        }
-        let a = items.unsafelyUnwrapped
-        var i = count
-        count &+= 1
+        items.append(key, minimumCapacity: 16)
+        var i = items.count &- 1
         while i > 0 {
             let p = (i &- 1) >> 1
-            if a[p] <= key { break }
-            a[i] = a[p]
+            if items[p] <= key { break }
+            items[i] = items[p]
             i = p
         }
-        a[i] = key
+        items[i] = key
     }
 
     /// The smallest key; the heap must not be empty.
     mutating func pop() -> Int32 {
-        let a = items.unsafelyUnwrapped
-        let first = a[0]
-        count &-= 1
+        let first = items[0]
+        let last = items.removeLast()
+        let count = items.count
         if count == 0 { return first }
-        let last = a[count]
         var i = 0
         while true {
             let l = 2 &* i &+ 1
             if l >= count { break }
             let r = l &+ 1
-            let m = r < count && a[r] < a[l] ? r : l
-            if a[m] >= last { break }
-            a[i] = a[m]
+            let m = r < count && items[r] < items[l] ? r : l
+            if items[m] >= last { break }
+            items[i] = items[m]
             i = m
         }
-        a[i] = last
+        items[i] = last
         return first
     }
 }
