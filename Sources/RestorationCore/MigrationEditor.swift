@@ -481,7 +481,7 @@ extension MigrationEditor {
         guard mayBeUnparsed(k, in: level) else { return false }
         // `to` is a key the rewriter added (not the archive's: `mayBeUnparsed`
         // said no), so no unparsed field holds it.
-        if edit.unparsed.renamedAt < 0 && !edit.unparsed.isRenamed(k) {
+        if edit.unparsed.renamedAt < 0 {
             return rewriterRef._withUnsafeGuaranteedRef { $0.holdRename(&edit, of: k, to: t) }
         }
         return rewriterRef._withUnsafeGuaranteedRef { $0.parseUnparsed(&edit, until: k, renamedTo: t) } != nil
