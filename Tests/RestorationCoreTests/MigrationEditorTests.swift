@@ -32,6 +32,26 @@ final class MigrationEditorTests: XCTestCase {
         try Array(s.utf8).withUnsafeBytes { try body(KeyBytes($0)) }
     }
 
+    /// Record 1, "Pane", has a field of every kind a step meets — ints, a
+    /// reference, a string, a nested record, a double, an object array —
+    /// and `d` last.
+    private func paneArchive(d: ArchiveValue) throws -> ArchiveReader {
+        let objects = [
+            ArchiveObject(identifier: "Root", className: "Win", entries: [ArchiveEntry(key: "elsewhere", value: .int(0))]),
+            ArchiveObject(identifier: "Pane", parent: 0, className: "Pane", entries: [
+                ArchiveEntry(key: "a", value: .int(1)),
+                ArchiveEntry(key: "link", value: .object(record: 0)),
+                ArchiveEntry(key: "b", value: .string("two")),
+                ArchiveEntry(key: "note", value: .record([ArchiveEntry(key: "peer", value: .object(record: 1))])),
+                ArchiveEntry(key: "c", value: .double(3)),
+                ArchiveEntry(key: "peers", value: .objectArray([1, 0])),
+                ArchiveEntry(key: "d", value: d),
+            ], version: 0),
+        ]
+        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
+        return try ArchiveReader(bytes: bytes)
+    }
+
     func testReadsTheRecordAsItStands() throws {
         let e = try editor()
         XCTAssertEqual(e.keys(), ["count", "title", "note"])
@@ -84,20 +104,7 @@ final class MigrationEditorTests: XCTestCase {
     /// record is the one a fully parsed edit gives (same entries, order,
     /// references), and lookups past the parsed part still find their keys.
     func testFieldsParsedOnlyAsFarAsNeededAgreeWithAFullParse() throws {
-        let objects = [
-            ArchiveObject(identifier: "Root", className: "Win", entries: [ArchiveEntry(key: "elsewhere", value: .int(0))]),
-            ArchiveObject(identifier: "Pane", parent: 0, className: "Pane", entries: [
-                ArchiveEntry(key: "a", value: .int(1)),
-                ArchiveEntry(key: "link", value: .object(record: 0)),
-                ArchiveEntry(key: "b", value: .string("two")),
-                ArchiveEntry(key: "note", value: .record([ArchiveEntry(key: "peer", value: .object(record: 1))])),
-                ArchiveEntry(key: "c", value: .double(3)),
-                ArchiveEntry(key: "peers", value: .objectArray([1, 0])),
-                ArchiveEntry(key: "d", value: .bool(true)),
-            ], version: 0),
-        ]
-        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
-        let reader = try ArchiveReader(bytes: bytes)
+        let reader = try paneArchive(d: .bool(true))
         let steps: [(String, (MigrationEditor) throws -> Void)] = [
             ("nothing", { _ in }),
             ("rename the first", { e in try self.withKey("a") { f in try self.withKey("z") { try e.rename(f, to: $0) } } }),
@@ -335,20 +342,7 @@ final class MigrationEditorTests: XCTestCase {
     /// the same keys and the same rebuilt archive, for a field at the
     /// record's start, middle and end, holding a reference or a record.
     func testAHeldRenameAgreesWithARenameOfParsedFields() throws {
-        let objects = [
-            ArchiveObject(identifier: "Root", className: "Win", entries: [ArchiveEntry(key: "elsewhere", value: .int(0))]),
-            ArchiveObject(identifier: "Pane", parent: 0, className: "Pane", entries: [
-                ArchiveEntry(key: "a", value: .int(1)),
-                ArchiveEntry(key: "link", value: .object(record: 0)),
-                ArchiveEntry(key: "b", value: .string("two")),
-                ArchiveEntry(key: "note", value: .record([ArchiveEntry(key: "peer", value: .object(record: 1))])),
-                ArchiveEntry(key: "c", value: .double(3)),
-                ArchiveEntry(key: "peers", value: .objectArray([1, 0])),
-                ArchiveEntry(key: "d", value: .int(4)),
-            ], version: 0),
-        ]
-        let bytes = try ArchiveDocument(info: ArchiveInfo(appVersion: "1", systemVersion: "s", idiom: "i", savedAtMs: 5), objects: objects).encode()
-        let reader = try ArchiveReader(bytes: bytes)
+        let reader = try paneArchive(d: .int(4))
         func status(_ body: () throws -> Void) -> String {
             do { try body(); return "ok" } catch { return "\((error as? RestorationFailure)?.status ?? .state)" }
         }
