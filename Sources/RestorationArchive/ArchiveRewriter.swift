@@ -1004,14 +1004,7 @@ extension ArchiveReader {
         }
         if hasForwardReferences != o.hasForwardReferences { return "hasForwardReferences" }
         if info != o.info { return "info" }
-        for i in 0..<keyCount {
-            let k = UInt32(i)
-            if !keyBytes(k).elementsEqual(o.keyBytes(k)) || keyIndex(keyBytes(k)) != k || o.keyIndex(keyBytes(k)) != k { return "key \(i)" }
-        }
-        for i in 0..<nameCount {
-            let k = UInt32(i)
-            if !nameBytes(k).elementsEqual(o.nameBytes(k)) || nameIndex(nameBytes(k)) != k { return "name \(i)" }
-        }
+        if let difference = stringTableDifference(o) { return difference }
         for r in 0..<recordCount {
             if identifier(ofRecord: r) != o.identifier(ofRecord: r) || parent(ofRecord: r) != o.parent(ofRecord: r)
                 || className(ofRecord: r) != o.className(ofRecord: r) || version(ofRecord: r) != o.version(ofRecord: r)
@@ -1021,6 +1014,20 @@ extension ArchiveReader {
             let a = fields(ofRecord: r), b = o.fields(ofRecord: r)
             if !archiveBytes[a.start..<a.end].elementsEqual(o.archiveBytes[b.start..<b.end]) { return "fields of record \(r)" }
             if !references(ofRecord: r).elementsEqual(o.references(ofRecord: r)) { return "references of record \(r)" }
+        }
+        return nil
+    }
+
+    /// The first key or name (same count on both) whose text differs, or
+    /// that either reader's lookup does not find at its index.
+    private func stringTableDifference(_ o: ArchiveReader) -> String? {
+        for i in 0..<keyCount {
+            let k = UInt32(i)
+            if !keyBytes(k).elementsEqual(o.keyBytes(k)) || keyIndex(keyBytes(k)) != k || o.keyIndex(keyBytes(k)) != k { return "key \(i)" }
+        }
+        for i in 0..<nameCount {
+            let k = UInt32(i)
+            if !nameBytes(k).elementsEqual(o.nameBytes(k)) || nameIndex(nameBytes(k)) != k { return "name \(i)" }
         }
         return nil
     }
@@ -1044,14 +1051,7 @@ extension ArchiveReader {
             }
             if !references(ofRecord: r).elementsEqual(o.references(ofRecord: r)) { return "references of record \(r)" }
         }
-        for i in 0..<keyCount {
-            let k = UInt32(i)
-            if !keyBytes(k).elementsEqual(o.keyBytes(k)) || keyIndex(keyBytes(k)) != k || o.keyIndex(keyBytes(k)) != k { return "key \(i)" }
-        }
-        for i in 0..<nameCount {
-            let k = UInt32(i)
-            if !nameBytes(k).elementsEqual(o.nameBytes(k)) || nameIndex(nameBytes(k)) != k { return "name \(i)" }
-        }
+        if let difference = stringTableDifference(o) { return difference }
         return nil
     }
 }
