@@ -1213,6 +1213,7 @@ public final class Engine {
             do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
+            if let note = guarded?.note { log(.warning, note) }
         }
         markerWatch = guarded?.watch
         defer {

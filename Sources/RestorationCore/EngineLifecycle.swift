@@ -24,8 +24,17 @@ extension Engine {
             if s.closer == nil, let c = s.store.sessionCloser() {
                 s.closer = c
             }
+            var mapped: UnsafeMutableRawBufferPointer? = nil
             if s.closer == nil && s.store.canMap {
-                let r = try s.store.map(.session, length: bytes.count)
+                do throws(RestorationFailure) { mapped = try s.store.map(.session, length: bytes.count) } catch {
+                    // A mapping that cannot be backed (a full file system): written once instead.
+                    if error.status != .notFound && !s.sessionFailureLogged {
+                        log(.warning, "cannot map the session in \(s.store.describe): \(error.message); it is written once instead")
+                    }
+                    if error.status == .notFound { throw error }
+                }
+            }
+            if let r = mapped {
                 guard r.count >= bytes.count, let b = r.baseAddress else {
                     throw RestorationFailure(.io, "its map gave \(r.count) bytes, not \(bytes.count)")
                 }

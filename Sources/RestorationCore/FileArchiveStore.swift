@@ -381,6 +381,14 @@ public final class FileArchiveStore: ArchiveStore {
         if FileStore.retrying({ FileIO.ftruncate(fd, length) }) != 0 {
             throw RestorationFailure(.io, "\(what): cannot size it to \(length) bytes: \(FileStore.errnoText())")
         }
+        // Reserve the pages before they are touched: a store into a page a
+        // full file system cannot back raises SIGBUS, not an error. Without
+        // a reservation the caller writes the slot once instead.
+        var reserved: Int32
+        repeat { reserved = posix_fallocate(fd, 0, off_t(length)) } while reserved == EINTR
+        if reserved != 0 {
+            throw RestorationFailure(.io, "\(what): cannot reserve its \(length) bytes on disk: \(FileStore.errnoText(reserved))")
+        }
         guard let m = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), m != MAP_FAILED else {
             throw RestorationFailure(.io, "\(what): mmap failed: \(FileStore.errnoText())")
         }
