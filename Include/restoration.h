@@ -986,7 +986,17 @@ RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *m
  * A restore by itself never makes the engine dirty: rst_mark_dirty() on
  * the thread running this engine's restore, while it runs (a factory, a
  * migration, decode, finished, did_finish_restoring), returns RST_OK and
- * is ignored. Marks from other threads during the restore count.
+ * is ignored. Marks from other threads during the restore count. One
+ * exception (library 1.3): a restore that reports RST_REASON_FALLBACK
+ * leaves the engine dirty (autosave armed, the event fd readable when due),
+ * so a host that saves only when dirty fills the archive slot at its next
+ * autosave or rst_flush(), even with the bytes of the generation restored;
+ * the launch after that is RELAUNCH or RECOVER, not FALLBACK again.
+ *
+ * Unchanged state is not written, whoever saves it: a save whose archive
+ * equals the one in the store (the save time aside) writes nothing and
+ * rotates no generation. An engine that has neither restored nor saved
+ * compares with the store's archive too, reading it once.
  *
  * Host loop: give the loop rst_event_fd(); when it is readable call
  * rst_dispatch(). A loop that cannot watch a descriptor calls

@@ -216,6 +216,18 @@ extension Engine {
                 let same = bytes.withUnsafeBytes { Storage.sameButTime($0, held.bytes) }
                 held.release()
                 if same { return false }
+            } else if let key, s.lastArchiveKey == nil, !s.archiveKeyProbed {
+                // Never restored nor saved: "the archive in place" is the
+                // store's, read once (another engine or process wrote it).
+                s.archiveKeyProbed = true
+                if let held = try? st.read(.archive, 0) {
+                    let same = bytes.withUnsafeBytes { Storage.sameButTime($0, held.bytes) }
+                    held.release()
+                    if same {
+                        s.lastArchiveKey = key
+                        return false
+                    }
+                }
             }
             try rotateGenerations(s, keep: configuration.generations)
             let isFile = st is FileArchiveStore
@@ -255,5 +267,6 @@ extension Engine {
         s.sessionState.store(0, ordering: .releasing)
         s.sessionRegion = nil
         s.lastArchiveKey = nil
+        s.archiveKeyProbed = false
     }
 }

@@ -39,12 +39,14 @@ public final class FileArchiveStore: ArchiveStore {
 
     /// nil (with the reason) for a path that is not an archive path: empty,
     /// ending in '/', or naming a directory.
-    public static func check(_ path: String) -> String? {
-        if path.isEmpty { return "the archive path is empty" }
-        if path.hasSuffix("/") { return "the archive path '\(path)' ends in '/': it names a folder, not a file" }
+    /// `subject` is what the user gave, as they spelled it ("archive_path"
+    /// for C callers).
+    public static func check(_ path: String, subject: String = "the archive path") -> String? {
+        if path.isEmpty { return "\(subject) is empty" }
+        if path.hasSuffix("/") { return "\(subject) '\(path)' ends in '/': it names a folder, not a file" }
         var st = stat()
         if stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR {
-            return "the archive path '\(path)' names a directory, not a file"
+            return "\(subject) '\(path)' names a directory, not a file"
         }
         return nil
     }

@@ -59,3 +59,18 @@ final class FullDiskCTests: XCTestCase {
         XCTAssertFalse(r.stdout.contains("exit 135"), "SIGBUS:\n\(r)")
     }
 }
+
+final class UnchangedStateCTests: XCTestCase {
+    /// A second engine on one path (or a tool that only saves) compares
+    /// with the archive in the store: the same state writes nothing and
+    /// rotates no generation.
+    func testAnEngineThatNeverRestoredDoesNotRewriteTheSameState() throws {
+        try runC("unchanged", ["second-engine", CTestDir("unchanged").path])
+    }
+
+    /// After a FALLBACK the engine is dirty, so an idle host's flush fills
+    /// the archive slot and the next launch is RELAUNCH, not FALLBACK again.
+    func testAFallbackIsFollowedByASave() throws {
+        try runC("unchanged", ["fallback", CTestDir("fallback").path])
+    }
+}
