@@ -11,8 +11,16 @@ extension Engine {
     @discardableResult
     func openSession(_ s: Storage, quiet: Bool = false) -> Status? {
         if s.previousSessionDied == nil {
-            if let held = try? s.store.read(.session, 0), let o = SessionFile.parse(held.takeArray()) {
-                s.previousSessionDied = !CrashGuard.isAlive(o)
+            for p in MachineIdentity.current.problems { log(.warning, p) }
+            if let held = try? s.store.read(.session, 0), let r = SessionFile.parseRecord(held.takeArray()) {
+                if r.isOtherMachine {
+                    // Not judged by its pid: that process runs (or ran) elsewhere.
+                    s.previousSessionDied = true
+                    let began = r.beganMs.map { " (its session began at \(SystemInfo.utcText(ms: $0)))" } ?? ""
+                    log(.warning, "the previous session of \(s.store.describe) was recorded on \(MachineIdentity.describe(host: r.host ?? "", id: r.machine ?? ""))\(began) and not ended: it died there, or that machine may still be running it; restoring as RECOVER")
+                } else {
+                    s.previousSessionDied = !CrashGuard.isAlive(r.owner)
+                }
             } else {
                 s.previousSessionDied = false
             }

@@ -74,3 +74,12 @@ final class UnchangedStateCTests: XCTestCase {
         try runC("unchanged", ["fallback", CTestDir("fallback").path])
     }
 }
+
+final class MachinesCTests: XCTestCase {
+    /// Two "machines" on one host: a session recorded on the other one is
+    /// RECOVER (not judged by its live pid) with a WARNING naming it; an
+    /// invalid RESTORATION_MACHINE_ID is ignored with a WARNING.
+    func testSessionsNameTheirMachine() throws {
+        try runC("machines", [CTestDir("machines").path])
+    }
+}
