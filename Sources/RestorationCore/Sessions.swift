@@ -51,10 +51,15 @@ enum SessionFile {
 
     static func path(_ archive: String) -> String { archive + infix }
 
-    /// The record of this process's session, begun now.
+    /// When this process first recorded a session: one value per process,
+    /// so every encoding of its record is the same bytes (the file store's
+    /// closer compares them before it unlinks the record).
+    static let beganMs: Int64 = SystemInfo.nowMs()
+
+    /// The record of this process's session.
     static func encode(_ o: CrashGuard.Owner) -> String {
         let m = MachineIdentity.current.identity
-        return "\(magic)\npid=\(o.pid)\nstart=\(o.start)\nboot=\(o.boot)\nmachine=\(m.id)\nhost=\(m.host)\nbegan=\(SystemInfo.nowMs())\nend\n"
+        return "\(magic)\npid=\(o.pid)\nstart=\(o.start)\nboot=\(o.boot)\nmachine=\(m.id)\nhost=\(m.host)\nbegan=\(beganMs)\nend\n"
     }
 
     /// A recorded session: its process, and (version 2) its machine and

@@ -11,6 +11,8 @@ final class SessionsTests: XCTestCase {
         let m = MachineIdentity.current.identity
         XCTAssertTrue(text.hasPrefix("restoration-session 2\npid=4242\nstart=987654\nboot=b00t-id\nmachine=\(m.id)\nhost=\(m.host)\nbegan="), text)
         XCTAssertTrue(text.hasSuffix("\nend\n"))
+        usleep(3000)
+        XCTAssertEqual(SessionFile.encode(owner), text, "the same bytes at every encoding: the file store's closer compares them")
         XCTAssertEqual(SessionFile.parse(Array(text.utf8)), owner)
         let r = SessionFile.parseRecord(Array(text.utf8))
         XCTAssertEqual(r?.machine, m.id)
