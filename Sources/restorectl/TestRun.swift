@@ -93,6 +93,12 @@ struct DeathTest {
         return "; its standard input was /dev/null and its output a file, so a program that reads its input or needs a terminal ends at once (run it with --pty, and --keys to type into it)"
     }
 
+    /// The same, short, for a table row.
+    private var stdinNoteShort: String {
+        guard !io.pty && io.keys == nil else { return "" }
+        return "; its standard input was /dev/null (a terminal program needs --pty)"
+    }
+
     // MARK: the archive
 
     private struct ArchiveState {
@@ -147,6 +153,7 @@ struct DeathTest {
     }
 
     private static func describe(_ r: TestReport) -> String {
+        if r.status == Status.notFound.cName { return "a first launch: nothing saved yet (\(r.error))" }
         if r.status != Status.ok.cName { return "the restore failed (\(r.status): \(r.error))" }
         if r.reason == RestoreReason.firstLaunch.cName { return "a first launch (\(r.reason)): nothing saved yet" }
         return "\(r.reason), \(r.restored) restored" + (r.generation > 0 ? " from generation \(r.generation)" : "")
@@ -224,7 +231,7 @@ struct DeathTest {
         case .timedOut:
             return PointResult(point: name, verdict: .notReached, reason: "not reached within \(Text.seconds(timeout)) (restorectl ended the program)", code: "not_reached_timeout")
         case .exited(let c):
-            return PointResult(point: name, verdict: .notReached, reason: "the program exited (status \(c)) without reaching it" + stdinNote, code: "not_reached_exited")
+            return PointResult(point: name, verdict: .notReached, reason: "the program exited (status \(c)) without reaching it" + stdinNoteShort, code: "not_reached_exited")
         case .signaled:
             results.failureLogs.append(logBlock("\(name), the run to kill", log))
             return PointResult(point: name, verdict: .fail, reason: "the program \(end.text) before reaching the point", code: "died_before")
@@ -404,7 +411,7 @@ struct RoundTripDiff {
                 // in the clear; the length is the plaintext's plus a fixed overhead.
                 sealedCompared += 1
                 if x.first != y.first || x.count != y.count {
-                    out.append("\(p) \(name): saved \(sr.typeAndValue(e.value)) (inner tag \(x.first.map(String.init) ?? "none")), restored then saved \(ar.typeAndValue(f.value)) (inner tag \(y.first.map(String.init) ?? "none"))")
+                    out.append("\(p) \(name): saved \(Self.sealedText(x)), restored then saved \(Self.sealedText(y))")
                 }
             } else if !same(e.value, f.value) {
                 out.append("\(p) \(name): saved \(sr.typeAndValue(e.value)), restored then saved \(ar.typeAndValue(f.value))")
@@ -413,6 +420,26 @@ struct RoundTripDiff {
         for f in b where !aKeys.contains(f.key) {
             out.append("\(p) \(trail + Text.escaped(f.key)): saved (missing), restored then saved \(ar.typeAndValue(f.value))")
         }
+    }
+
+    /// "sealed string (48 bytes)": the inner type a sealed payload names in the clear.
+    static func sealedText(_ payload: [UInt8]) -> String {
+        let inner: String
+        switch payload.first.flatMap({ ValueTag(rawValue: $0) }) {
+        case .boolFalse?, .boolTrue?: inner = "bool"
+        case .int?: inner = "int"
+        case .double?: inner = "double"
+        case .string?: inner = "string"
+        case .bytes?: inner = "bytes"
+        case .object?: inner = "object"
+        case .intArray?: inner = "int_array"
+        case .stringArray?: inner = "string_array"
+        case .record?: inner = "record"
+        case .objectArray?: inner = "object_array"
+        case .osString?: inner = "os_string"
+        case nil: inner = "tag \(payload.first.map(String.init) ?? "none")"
+        }
+        return "sealed \(inner) (\(payload.count) bytes)"
     }
 
     /// Equal values; references compare the targets' paths, doubles their bits.
