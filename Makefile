@@ -190,7 +190,7 @@ test-gtk: deps-gtk
 # gtk-notes and qt-notes under Xvfb) and the negative controls of
 # Tests/deathtest/broken.c and broken-gtk.c.
 .PHONY: test-death
-test-death: deps-gtk deps-qt
+test-death: deps deps-recipes
 	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
