@@ -40,8 +40,12 @@ struct TestCommand: ParsableCommand {
             Points: \(KillPoint.allCases.map(\.rawValue).joined(separator: ", ")).
 
             --roundtrip relaunches once with RESTORATION_TEST_EXIT=roundtrip (and no \
-            --keys): the program restores, and the library saves the state just \
-            restored, untouched, beside the report. Every value that does not come \
+            --keys): the program restores, and the library saves its state beside \
+            the report at the program's first idle moment: its first rst_dispatch \
+            --settle MS (default \(TestCommand.defaultSettleMs)) or more after the restore \
+            (RESTORATION_TEST_SETTLE), so what it changes after its first frame is \
+            seen; --settle 0 saves right after the restore (a program that keeps \
+            changing its state by itself needs that). Every value that does not come \
             back the same is listed as 'PATH key: saved X, restored then saved Y' \
             (save times ignored; a sealed ENCRYPTED value by its inner type and \
             length, as restorectl has not the program's key); any difference fails.
@@ -88,6 +92,12 @@ struct TestCommand: ParsableCommand {
     @Flag(help: "Also check that a restore followed by a save gives back every value.")
     var roundtrip = false
 
+    @Option(help: ArgumentHelp("With --roundtrip: save at the program's first idle moment this many milliseconds after its restore (0: right after it).", valueName: "ms"))
+    var settle = TestCommand.defaultSettleMs
+
+    /// The default of --settle: longer than a first frame takes, even under Xvfb.
+    static let defaultSettleMs = 500
+
     @Flag(help: "Pass even when points are not reached (they are still listed).")
     var allowNotReached = false
 
@@ -107,6 +117,7 @@ struct TestCommand: ParsableCommand {
         if command.isEmpty { throw ValidationError("give the program to test after '--'") }
         if !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be a number of seconds above 0") }
         if keys == "" { throw ValidationError("--keys: give a file, or - for standard input") }
+        if !(0...600_000).contains(settle) { throw ValidationError("--settle must be a whole number of milliseconds from 0 to 600000") }
         _ = try selectedPoints()
     }
 
@@ -126,7 +137,8 @@ struct TestCommand: ParsableCommand {
     func run() throws {
         TestChild.killChildOnInterrupt()
         let typed = try keys.map { path throws(CtlFailure) in try Keys.load(path) }
-        var session = try DeathTest(command: command, archive: archive, timeout: timeout, io: ChildIO(pty: pty, keys: typed))
+        var session = try DeathTest(command: command, archive: archive, timeout: timeout, io: ChildIO(pty: pty, keys: typed),
+                                    settleMs: settle)
         defer { session.cleanUp() }
         var results = try session.runAll(selectedPoints(), roundtrip: roundtrip)
         results.allowNotReached = allowNotReached

@@ -22,6 +22,8 @@ struct DeathTest {
     private(set) var storeDescription = ""
     let timeout: Double
     let io: ChildIO
+    /// `--settle`: the round trip saves at the first dispatch this long after the restore (0: at once).
+    let settleMs: Int
     let dir: String
     private var runs = 0
     /// The paths the previous launch restored (archive path only).
@@ -34,11 +36,12 @@ struct DeathTest {
     /// The report of the last point's relaunch.
     private var lastRelaunch: TestReport?
 
-    init(command: [String], archive: String?, timeout: Double, io: ChildIO) throws(CtlFailure) {
+    init(command: [String], archive: String?, timeout: Double, io: ChildIO, settleMs: Int = 0) throws(CtlFailure) {
         self.command = command
         self.archivePath = archive
         self.timeout = timeout
         self.io = io
+        self.settleMs = settleMs
         let base = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/restorectl-test-XXXXXX"
         var template = Array(base.utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
@@ -306,10 +309,14 @@ struct DeathTest {
         }
         // What was saved, read before the launch (which may save itself).
         let savedBefore = try? LoadedArchive.load(path).document
-        let (end, report, log, reportFile) = try relaunch("roundtrip", mode: "roundtrip", keys: false)
+        let settle = settleMs > 0 ? ["RESTORATION_TEST_SETTLE": String(settleMs)] : [:]
+        let (end, report, log, reportFile) = try relaunch("roundtrip", mode: "roundtrip", env: settle, keys: false)
         func fail(_ why: String) {
             results.failureLogs.append(logBlock("the round trip", log))
             results.roundtrip = (false, [], why)
+        }
+        if end == .timedOut && settleMs > 0 {
+            return fail("the relaunch was still running at the timeout: its restore done, the library waits for the program's first idle moment (\(settleMs) ms after the restore, at its first rst_dispatch: the event descriptor, rst_next_timeout_ms or the autosave thread) to save, and the program never dispatched; --settle 0 saves right after the restore")
         }
         guard end == .exited(0) else { return fail("the relaunch \(end.text)" + (end == .killed || end.isSignal ? "" : stdinNote)) }
         guard let report else { return fail("the relaunch wrote no report") }
@@ -334,9 +341,10 @@ struct DeathTest {
         if diff.sealedCompared > 0 {
             notes += "; \(diff.sealedCompared) sealed (ENCRYPTED) value\(diff.sealedCompared == 1 ? "" : "s") compared by inner type and length only: restorectl does not have the program's key, and a sealed value's bytes differ at every save (a fresh nonce)"
         }
+        let when = settleMs > 0 ? " (saved at the program's first idle moment, \(settleMs) ms or more after its restore)" : " (saved right after the restore: --settle 0)"
         results.roundtrip = diffs.isEmpty
-            ? (true, [], "\(saved.objects.count) objects: every value came back the same" + notes)
-            : (false, diffs, "\(diffs.count) value\(diffs.count == 1 ? " does" : "s do") not come back the same (state the program does not really restore)" + notes)
+            ? (true, [], "\(saved.objects.count) objects: every value came back the same" + when + notes)
+            : (false, diffs, "\(diffs.count) value\(diffs.count == 1 ? " does" : "s do") not come back the same (state the program does not really restore)" + when + notes)
         if !diffs.isEmpty { results.failureLogs.append(logBlock("the round trip", log)) }
     }
 }

@@ -19,6 +19,12 @@
  *                              NOT REACHED (restorectl gives up at --timeout),
  *                              and the run exits 1 (0 with --allow-not-reached)
  *   broken DIR exit            restores and exits at once: NOT REACHED (exited)
+ *   broken DIR drift           restores, and 100 ms later (after its first
+ *                              frame, as GTK's select-on-focus moves a
+ *                              restored cursor) moves "count" by one, once:
+ *                              the round trip names 'root count' when it
+ *                              saves at the first idle moment (--settle),
+ *                              not right after the restore (--settle 0)
  *   broken DIR sealed          no fault, "label" ENCRYPTED (sealed with a key
  *                              of the program's): the round trip passes,
  *                              though sealed bytes differ at every save
@@ -79,7 +85,7 @@ static rst_object *child_factory(rst_engine *e, rst_object *parent, const char *
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) { fprintf(stderr, "usage: broken DIR good|drop-key|corrupt|forget-child|decline-later|idle|exit|sealed|sealed-drop\n"); return 2; }
+    if (argc != 3) { fprintf(stderr, "usage: broken DIR good|drop-key|corrupt|forget-child|decline-later|idle|exit|drift|sealed|sealed-drop\n"); return 2; }
     mode = argv[2];
     char archive[4096], ran[4096];
     snprintf(archive, sizeof archive, "%s/broken.rst", argv[1]);
@@ -111,7 +117,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "forget-child") == 0) { FILE *f = fopen(ran, "w"); if (f) fclose(f); }
     if (strcmp(mode, "exit") == 0) { rst_engine_destroy(e); return 0; }
     for (int i = 0; i < 3000; i++) {   /* 60 s */
-        if (strcmp(mode, "idle") != 0) {
+        if (strcmp(mode, "drift") == 0) {
+            if (i == 5) { count++; rst_mark_dirty(e, NULL); }
+        } else if (strcmp(mode, "idle") != 0) {
             count++;
             snprintf(label, sizeof label, "label %lld", (long long)count);
             ratio = (double)count / 7;
