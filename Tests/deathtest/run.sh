@@ -124,6 +124,11 @@ elif xvfb; then
     NOTES_SET="page=$page;entry=Grüße aus Xvfb;note=Buy milk;select=Item 120;top=110;divider=300;width=700;height=520;wrap=1" \
       run gtk-notes-$page --roundtrip --settle 0 --timeout 30 -- "$WORK/notes" "$S"
     all_pass gtk-notes-$page
+    # Relaunched with nobody changing anything: the round trip at its first
+    # idle moment (after the first frames) gives back what it restored.
+    GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none \
+      run gtk-notes-$page-idle --roundtrip --points restore-finished --timeout 30 -- "$WORK/notes" "$S"
+    expect_line gtk-notes-$page-idle 0 "1 passed, 0 failed, 0 not reached; round trip passed"
   done
 fi
 
@@ -145,6 +150,8 @@ elif xvfb; then
     NOTES_SET="search=milk;select=Note 120;scroll=1500;split=60;editor=Buy milk;tab=$tab;wrap=0;width=700;height=520" \
       run qt-notes-$tab --roundtrip --settle 0 --timeout 30 -- "$WORK/qt-notes" "$S"
     all_pass qt-notes-$tab
+    QT_QPA_PLATFORM=xcb run qt-notes-$tab-idle --roundtrip --points restore-finished --timeout 30 -- "$WORK/qt-notes" "$S"
+    expect_line qt-notes-$tab-idle 0 "1 passed, 0 failed, 0 not reached; round trip passed"
   done
 fi
 
