@@ -48,7 +48,7 @@ struct TestCommand: ParsableCommand {
             changing its state by itself needs that). Every value that does not come \
             back the same is listed as 'PATH key: saved X, restored then saved Y' \
             (save times ignored; a sealed ENCRYPTED value by its inner type and \
-            length, as restorectl has not the program's key); any difference fails.
+            length, as restorectl does not have the program's key); any difference fails.
 
             Without --pty the child's stdin is /dev/null (a pipe with --keys) and \
             its output goes to a log. With --pty its stdin, stdout and stderr are a \
