@@ -184,6 +184,23 @@ final class TestCommandTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("--keys: cannot open"), "\(r)")
     }
 
+    /// What --keys types reaches the program: through a pipe closed after the
+    /// last line without --pty (cat ends at its EOF), over a terminal that is
+    /// the program's controlling one with --pty. The output is in the log
+    /// shown for the first run (these programs do not restore).
+    func testKeysReachTheProgram() throws {
+        let dir = TempDir("test-keys-io")
+        let f = dir.file("keys")
+        FileManager.default.createFile(atPath: f, contents: Data("@# typed\nhello\\tworld\\n\n@WAIT:50\nbye\\\\\\n\n".utf8))
+        var r = try ctl(["test", "--keys", f, "--timeout", "10", "--", "/bin/cat"])
+        XCTAssertEqual(r.code, 1, "\(r)")
+        XCTAssertTrue(r.stderr.contains("--- first run: output of '/bin/cat' ---\nhello\tworld\nbye\\\n"), "\(r)")
+        XCTAssertTrue(r.stdout.contains("exited with status 0 without a report before its first restore finished: does it restore"), "\(r)")
+        r = try ctl(["test", "--pty", "--timeout", "10", "--", "/bin/sh", "-c", "tty; test -t 0 && test -t 1 && test -t 2 && echo all-three; (exec 3</dev/tty) 2>/dev/null && echo controlling; echo TERM=$TERM"])
+        XCTAssertEqual(r.code, 1, "\(r)")
+        XCTAssertNotNil(r.stderr.range(of: #"/dev/pts/[0-9]+\r?\nall-three\r?\ncontrolling\r?\nTERM="#, options: .regularExpression), "\(r)")
+    }
+
     /// picker.c, linked with librestoration.so and ncurses.
     private func compileWithNcurses(_ source: String, to output: String) throws -> String {
         guard let cc = Ctl.cCompiler?.first, let flags = Ctl.cCompiler?.dropFirst() else { throw XCTSkip("no C compiler") }
