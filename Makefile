@@ -190,7 +190,7 @@ test-gtk: deps-gtk
 # gtk-notes and qt-notes under Xvfb) and the negative controls of
 # Tests/deathtest/broken.c and broken-gtk.c.
 .PHONY: test-death
-test-death: deps-gtk deps-qt
+test-death: deps deps-recipes
 	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
@@ -245,8 +245,8 @@ bench: deps
 # ---------------------------------------------------------------------------
 # Installation
 
-# The release library, restorectl, restorectl.1 (generated from its --help by
-# swift-argument-parser's generate-manual) and restoration.pc.
+# The release library, restorectl, the manual pages (docs/man: restorectl.1
+# with its .Dd set to MAN_DATE) and restoration.pc.
 dist: deps
 ifneq ($(PKG),$(CURDIR))
 	@# The package's files (Package.resolved too, when the checkout has one),
@@ -261,10 +261,8 @@ ifneq ($(PKG),$(CURDIR))
 endif
 	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restoration
 	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restorectl
-	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
 	@mkdir -p $(DIST)/man
-	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
-	  --authors "The Restoration developers" -o $(DIST)/man
+	sed -e "s|^\.Dd .*|.Dd $$(LC_ALL=C date -u -d $(MAN_DATE) '+%B %-d, %Y')|" docs/man/restorectl.1 > $(DIST)/man/restorectl.1
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' docs/man/restoration.3 > $(DIST)/man/restoration.3
 	@ln -sf librestoration.so $(DIST_BIN)/$(SONAME)
 

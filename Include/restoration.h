@@ -1496,7 +1496,7 @@ RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size
  *
  * RESTORATION_KILL_AT=POINT[:N] — the process sends itself SIGKILL (no
  * handler, no atexit, no flush) the N-th time (default 1) any engine with
- * an archive path reaches POINT: `save-begin` (rst_save() begins, before
+ * a store or an archive path reaches POINT: `save-begin` (rst_save() begins, before
  * should_save), `save-encoded` (every encode done, nothing written),
  * `save-written` (the new archive durable in its temporary, not yet
  * renamed), `save-replaced` (renamed into place, before anything after
@@ -1520,7 +1520,10 @@ RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size
  * destructor or signal handler runs, so nothing saves on the way out. A
  * report that cannot be written: logged at ERROR, _exit(70).
  * RESTORATION_TEST_EXIT=roundtrip first saves the state just restored to
- * FILE.rst (the archive is not touched; the report adds "roundtrip").
+ * FILE.rst (the archive is not touched; the report adds "roundtrip"); with
+ * RESTORATION_TEST_SETTLE=MS (1 to 600000) that save waits for the first
+ * rst_dispatch() MS milliseconds or more after the restore (the program's
+ * first idle moment), and the program runs on until then.
  * Without RESTORATION_TEST_REPORT (or with another value): one WARNING,
  * and the program goes on. */
 /**@{*/
