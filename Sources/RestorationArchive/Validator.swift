@@ -680,10 +680,10 @@ struct Validator {
                 continue
             }
             // Common fields first, with what the general way below would
-            // change and nothing more: keys of one header byte, below 64
-            // and new, in a frame of fewer than 16 keys, holding a bool, an
-            // int, a double, a short string or bytes, or an object
-            // reference, read whole and valid. The state lives in locals
+            // change and nothing more: keys below 64 (from 15 on, of one
+            // extension byte) and new, in a frame of fewer than 16 keys,
+            // holding a bool, an int, a double, a short string or bytes,
+            // or an object reference, read whole and valid. The state lives in locals
             // for the run of such fields, and is stored once after it. A
             // field that is anything else, or anything wrong, ends the run
             // with nothing changed for it and goes the general way, which
@@ -705,19 +705,32 @@ struct Validator {
                 let keyStack = self.keyStack
                 skim: while p < fe && top < topLimit {
                     let h = b.load(fromByteOffset: p, as: UInt8.self)
-                    let key = UInt64(h &>> 4)
-                    let bit: UInt64 = 1 &<< key
-                    guard key < 15 && key < kc && sn & bit == 0 else { break skim }
+                    var key = UInt64(h &>> 4)
                     var q = p &+ 1
+                    if _slowPath(key == 15) {
+                        // A key from 15 to 63: 15 plus one byte.
+                        guard q < fe else { break skim }
+                        key = 15 &+ UInt64(b.load(fromByteOffset: q, as: UInt8.self))
+                        guard key < 64 else { break skim }
+                        q &+= 1
+                    }
+                    let bit: UInt64 = 1 &<< key
+                    guard key < kc && sn & bit == 0 else { break skim }
                     switch h & 0x0F {
                     case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
                         break
                     case ValueTag.int.rawValue:
-                        // The varint's end from one word when the archive has 8 bytes there.
+                        // The varint's end from one word when the archive
+                        // has 8 bytes there (and the two after it for one
+                        // of 9 or 10 bytes).
                         guard n &- q >= 8 else { break skim }
                         let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: q, as: UInt64.self)) & 0x8080_8080_8080_8080
-                        let e = q &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
-                        guard stops != 0 && e <= fe else { break skim }
+                        var e = q &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+                        if stops == 0 {
+                            e = longVarintEnd(b, q, readable: n &- q)
+                            guard e != 0 else { break skim }
+                        }
+                        guard e <= fe else { break skim }
                         q = e
                     case ValueTag.double.rawValue:
                         guard fe &- q >= 8 else { break skim }
@@ -735,9 +748,9 @@ struct Validator {
                         refs[rc] = Int32(truncatingIfNeeded: target)
                         rc &+= 1
                     case ValueTag.intArray.rawValue:
-                        // Length and count of one byte; elements of up to 8
-                        // bytes, each found from one word; they must end
-                        // exactly at the array's end.
+                        // Length and count of one byte; elements each found
+                        // from one word (and one or two bytes past it);
+                        // they must end exactly at the array's end.
                         guard q < fe else { break skim }
                         let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
                         let s = q &+ 1
@@ -749,8 +762,12 @@ struct Validator {
                         while count > 0 {
                             guard n &- e >= 8 else { break skim }
                             let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: e, as: UInt64.self)) & 0x8080_8080_8080_8080
-                            guard stops != 0 else { break skim }
-                            e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            if stops != 0 {
+                                e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            } else {
+                                e = longVarintEnd(b, e, readable: n &- e)
+                                guard e != 0 else { break skim }
+                            }
                             count &-= 1
                         }
                         guard e == ce else { break skim }

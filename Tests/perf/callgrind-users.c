@@ -3,13 +3,14 @@
  *
  *   callgrind-users N     N objects (default 20000) of 20 classes in a tree
  *                         six levels below its root (fan-out 6), each named
- *                         by a 24-character identifier and carrying: a bool,
- *                         a timestamp in milliseconds, an id and a hash over
- *                         the full 64-bit range, a negative number, a double,
- *                         a string of 0 to 60 characters, 8 to 40 bytes, a
- *                         reference to an earlier object, a record {text of
- *                         varied length, a negative count}, 4 full-range ints
- *                         and one int under a key of its class's own. One
+ *                         by a 24-character identifier and carrying the kinds
+ *                         of values the first driver has: a bool, a timestamp
+ *                         in milliseconds under a key of its class's own, a
+ *                         double, a string of 0 to 60 characters, 8 to 40
+ *                         bytes, a reference to an earlier object, a record
+ *                         {text of 0 to 40 characters, a negative count} and
+ *                         4 ints (an id and a hash over the full 64-bit range,
+ *                         a negative number, a timestamp in microseconds). One
  *                         rst_save_to_buffer, then one rst_restore_from_buffer
  *                         into a new engine with the first half pre-registered
  *                         and the rest made by their classes' factories.
