@@ -550,7 +550,7 @@ public final class ArchiveReader {
         let out = buffer.baseAddress.unsafelyUnwrapped
         var i = 0
         while i < n {
-            out[i] = unzigzag(readVarint(_base, &p, limit, readable: _byteCount) ?? 0)
+            out[i] = unzigzag(readVarint(_base, &p, limit) ?? 0)
             i &+= 1
         }
         return (n, true)

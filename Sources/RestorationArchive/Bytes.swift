@@ -343,28 +343,6 @@ func wordVarint(_ base: UnsafeRawPointer, _ p: Int, readable: Int) -> (UInt64, I
     return longVarint(base, p, w, readable: readable)
 }
 
-/// `readVarint` where `readable` bytes of the buffer (from its start, at
-/// least `limit`) may be read: a one-byte varint inline, any other from
-/// one word (`wordVarint`) when the buffer has the bytes, even past
-/// `limit`; the bounded reader otherwise. The same value, end and nil.
-@inlinable @inline(__always)
-func readVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int, readable: Int) -> UInt64? {
-    let p = pos
-    if p < limit {
-        let x = base.load(fromByteOffset: p, as: UInt8.self)
-        if x < 0x80 {
-            pos = p &+ 1
-            return UInt64(x)
-        }
-        if let (v, e) = wordVarint(base, p, readable: readable &- p) {
-            guard e <= limit else { return nil }            // cut off by limit
-            pos = e
-            return v
-        }
-    }
-    return readVarintSlow(base, &pos, limit)
-}
-
 @inlinable @inline(never)
 func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
     // With 8 readable: one word load; a varint of 4 to 8 bytes (an int of
@@ -407,8 +385,9 @@ func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) ->
 /// Where the varint at `p` ends when it is longer than 8 bytes (its first
 /// 8 all continue), for a reader that has `readable` bytes at `p` and
 /// needs only its end: 0 when it is too long, overflows 64 bits, or needs
-/// more than `readable` bytes (the varint reader says which).
-@inlinable @inline(__always)
+/// more than `readable` bytes (the varint reader says which). Out of line:
+/// the validator's runs of common fields stay as small as they were.
+@inline(never)
 func longVarintEnd(_ base: UnsafeRawPointer, _ p: Int, readable: Int) -> Int {
     guard readable >= 10 else { return 0 }
     if base.load(fromByteOffset: p &+ 8, as: UInt8.self) < 0x80 { return p &+ 9 }

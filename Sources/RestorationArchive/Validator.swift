@@ -704,13 +704,12 @@ struct Validator {
                 let n = self.n
                 let keyStack = self.keyStack
                 skim: while p < fe && top < topLimit {
-                    let h = b.load(fromByteOffset: p, as: UInt8.self)
+                    let h = skimByte(b, p)
                     var key = UInt64(h &>> 4)
                     var q = p &+ 1
-                    if _slowPath(key == 15) {
+                    if key == 15 {
                         // A key from 15 to 63: 15 plus one byte.
-                        guard q < fe else { break skim }
-                        key = 15 &+ UInt64(b.load(fromByteOffset: q, as: UInt8.self))
+                        key = skimExtendedKey(b, q, fe)
                         guard key < 64 else { break skim }
                         q &+= 1
                     }
@@ -737,7 +736,7 @@ struct Validator {
                         q &+= 8
                     case ValueTag.string.rawValue, ValueTag.bytes.rawValue:
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s,
                               h & 0x0F == ValueTag.bytes.rawValue || isText(b + s, len, readable: n &- s) else { break skim }
@@ -752,11 +751,11 @@ struct Validator {
                         // from one word (and one or two bytes past it);
                         // they must end exactly at the array's end.
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s && len > 0 else { break skim }
                         let ce = s &+ len
-                        var count = Int(b.load(fromByteOffset: s, as: UInt8.self))
+                        var count = Int(skimByte(b, s))
                         var e = s &+ 1
                         guard count < 0x80 && count <= ce &- e else { break skim }
                         while count > 0 {
@@ -777,7 +776,7 @@ struct Validator {
                         // opened as the general way opens it, and the run
                         // goes on inside it.
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s && d < ArchiveLimits.maxRecordDepth else { break skim }
                         sn |= bit
@@ -975,6 +974,24 @@ struct Validator {
         curKey = nil
         depth = 0
     }
+}
+
+/// The byte at `i` of the archive, for the validator's runs: a plain
+/// pointer read, which the optimizer inlines into the large loop (the
+/// generic raw load it would otherwise call out of line there).
+@inline(__always)
+func skimByte(_ b: UnsafeRawPointer, _ i: Int) -> UInt8 {
+    b.assumingMemoryBound(to: UInt8.self)[i]
+}
+
+/// The key of a field whose header says 15 and whose extension byte at `q`
+/// is before `fe`: 15 plus that byte; 64 or more when there is none or it
+/// is not a key below 64 (the validator's runs take keys below 64 only).
+/// Out of line, so that the runs stay as small as they were.
+@inline(never)
+func skimExtendedKey(_ b: UnsafeRawPointer, _ q: Int, _ fe: Int) -> UInt64 {
+    guard q < fe else { return 64 }
+    return 15 &+ UInt64(skimByte(b, q))
 }
 
 /// A saved frame of parseFields: an enclosing record (object or nested).
