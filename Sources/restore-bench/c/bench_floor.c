@@ -9,7 +9,8 @@
  *             class names (an open-addressing table) and the keys (first
  *             use, as the engine's writer), then one pass writing the
  *             header, info, tables and every record's fields into one
- *             growing buffer; total_len and the CRC-32C patched at the end.
+ *             fresh, growing buffer (as rst_save_to_buffer hands out a new
+ *             one); total_len and the CRC-32C patched at the end.
  *   restore = the checksum and header checked, the key table mapped once to
  *             the host's fields, the name table as pointers into the
  *             archive, then one pass over the records: a malloc'd bench_obj
@@ -202,7 +203,11 @@ BENCH_EXPORT void *bench_c_open(const bench_graph *g, char *err, size_t errlen) 
 
 BENCH_EXPORT int bench_c_prepare_save(void *p) {
     ctx *x = p;
-    x->out.len = 0;                                 /* the buffer is kept, as a writer keeps its capacity */
+    /* Each save makes a fresh buffer, as rst_save_to_buffer hands the
+     * caller a new one (the C host frees the last one here too). */
+    free(x->out.p);
+    x->out.p = NULL;
+    x->out.len = x->out.cap = 0;
     return 0;
 }
 
@@ -248,7 +253,8 @@ BENCH_EXPORT int64_t bench_c_save(void *p) {
     }
     /* Pass 2: the archive. */
     buf *b = &x->out;
-    if (grow(b, 64 + names_bytes + 16 * K_COUNT_OF_KEYS)) { snprintf(x->err, sizeof x->err, "out of memory"); return -1; }
+    /* A first size from the names and 64 bytes a record; doubled as needed. */
+    if (grow(b, 64 + names_bytes + 16 * K_COUNT_OF_KEYS + 64 * n)) { snprintf(x->err, sizeof x->err, "out of memory"); return -1; }
     uint8_t *q = b->p;
     memcpy(q, magic, 8); q += 8;
     *q++ = 1; *q++ = 0;                             /* version 1 */
