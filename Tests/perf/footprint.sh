@@ -62,9 +62,10 @@ for p in without with; do
         cpu=$(sed -n 's/.*"\(user\|system\)": *\([0-9.e-]*\).*/\2/p' "$T/$p.json" | head -2 | awk '{ t += $1 } END { printf "%.3f", t * 1000 }')
     else
         # CPU time of the runs (user + system of the children, bash's times).
-        c0=$(times | tail -1)
+        times > "$T/times0"             # in this shell: $(times) would be a subshell's
         s=$(date +%s%N); for ((i = 0; i < RUNS; i++)); do "$T/$p"; done; e=$(date +%s%N)
-        c1=$(times | tail -1)
+        times > "$T/times1"
+        c0=$(tail -1 "$T/times0"); c1=$(tail -1 "$T/times1")
         ms=$(awk -v a="$s" -v b="$e" -v n="$RUNS" 'BEGIN { printf "%.3f", (b - a) / n / 1e6 }')
         cpu=$(awk -v a="$c0" -v b="$c1" -v n="$RUNS" 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]*m/, "", t); sub(/s$/, "", t); return m * 60 + t }
             BEGIN { split(a, x, " "); split(b, y, " "); printf "%.3f", (sec(y[1]) + sec(y[2]) - sec(x[1]) - sec(x[2])) / n * 1000 }')
