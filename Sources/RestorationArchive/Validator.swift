@@ -683,11 +683,12 @@ struct Validator {
             // change and nothing more: keys below 64 (from 15 on, of one
             // extension byte) and new, in a frame of fewer than 16 keys,
             // holding a bool, an int, a double, a short string or bytes,
-            // or an object reference, read whole and valid. The state lives in locals
-            // for the run of such fields, and is stored once after it. A
-            // field that is anything else, or anything wrong, ends the run
-            // with nothing changed for it and goes the general way, which
-            // reads it from its start (every check and message is there).
+            // or an object reference, read whole and valid. The state
+            // lives in locals for the run of such fields, and is stored
+            // once after it. A field that is anything else, or anything
+            // wrong, ends the run with nothing changed for it and goes the
+            // general way, which reads it from its start (every check and
+            // message is there).
             // Every byte read is before `fe`, except the word loads (a
             // varint's end, short text), which are checked to lie within
             // the archive's n bytes.
