@@ -241,6 +241,8 @@ fuzz: deps
 
 bench: deps
 	swift run -c release restore-bench
+	swift build -c release --product restoration
+	Tests/perf/footprint.sh "$$(swift build -c release --show-bin-path)"
 
 # ---------------------------------------------------------------------------
 # Installation
