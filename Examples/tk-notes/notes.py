@@ -101,7 +101,7 @@ def apply(app: Notes, spec: str) -> None:
     for part in spec.split(";"):
         key, _, value = part.partition("=")
         if key == "page":
-            app.book.select(app.book.nametowidget(f"{app.book}.{value}"))
+            app.root.tk.call(str(app.book), "select", f"{app.book}.{value}")
         elif key == "entry":
             app.search.delete(0, "end")
             app.search.insert(0, value)
@@ -143,8 +143,8 @@ def apply(app: Notes, spec: str) -> None:
 def dump(app: Notes, reason: str, path: str) -> None:
     """NOTES_DUMP: the state as the widgets show it."""
     r = app.root
-    page = str(app.book.select()).rsplit(".", 1)[-1]
-    app.book.select(0)            # the list page, to read the list as drawn
+    page = str(app.root.tk.call(str(app.book), "select")).rsplit(".", 1)[-1]
+    app.root.tk.call(str(app.book), "select", 0)     # the list page, to read the list as drawn
     r.update()
     lines = [
         f"reason={reason}",
@@ -154,8 +154,8 @@ def dump(app: Notes, reason: str, path: str) -> None:
         f"entry={app.search.get()}",
         f"note={app.note.get('1.0', 'end-1c')}",
         f"note_cursor={app.note.index('insert')}",
-        f"select={','.join(str(i) for i in app.items.curselection())}",
-        f"top={app.items.nearest(0)}",
+        f"select={','.join(str(i) for i in range(app.items.size()) if app.items.selection_includes(i))}",
+        f"top={app.items.index('@0,0')}",
         f"divider={app.paned.sash_coord(0)[0]}",
         f"wrap={int(app.wrap.get())}",
         f"size={int(float(app.size.get()))}",

@@ -800,7 +800,7 @@ class Engine:
         self._by_obj: dict[int, ObjectRef] = {}
         self._keep: list[Any] = []
         self.background_errors: list[BaseException] = []
-        self._callbacks = {"should_save": should_save, "should_restore": should_restore,
+        self._callbacks: dict[str, Any] = {"should_save": should_save, "should_restore": should_restore,
                            "did_finish_restoring": did_finish_restoring, "log": log,
                            "encryption_key": encryption_key, "listener": None}
         if path is not None and store is not None:
@@ -1296,7 +1296,7 @@ def _py_should_save(e: Any, ctx: Any) -> bool:
     if eng is None:
         return False
     try:
-        return bool(eng._callbacks["should_save"]())  # type: ignore[misc]
+        return bool(eng._callbacks["should_save"]())
     except BaseException as exc:
         eng._callback_failed(exc)
         return False
@@ -1308,7 +1308,7 @@ def _py_should_restore(e: Any, info: Any, ctx: Any) -> bool:
     if eng is None:
         return False
     try:
-        return bool(eng._callbacks["should_restore"](_archive_info(info)))  # type: ignore[misc]
+        return bool(eng._callbacks["should_restore"](_archive_info(info)))
     except BaseException as exc:
         eng._callback_failed(exc)
         return False
@@ -1320,7 +1320,7 @@ def _py_did_finish_restoring(e: Any, ctx: Any) -> None:
     if eng is None:
         return
     try:
-        eng._callbacks["did_finish_restoring"]()  # type: ignore[misc]
+        eng._callbacks["did_finish_restoring"]()
     except BaseException as exc:
         eng._callback_failed(exc)
 
@@ -1335,7 +1335,7 @@ def _py_log(e: Any, level: int, message: Any, ctx: Any) -> None:
             lv: LogLevel | int = LogLevel(level)
         except ValueError:
             lv = level
-        eng._callbacks["log"](lv, _s(message))  # type: ignore[misc]
+        eng._callbacks["log"](lv, _s(message))
     except BaseException as exc:
         eng._callback_failed(exc)
 
@@ -1346,7 +1346,7 @@ def _py_encryption_key(e: Any, key: Any, ctx: Any) -> int:
     if eng is None:
         return int(Status.RST_ERR_STATE)
     try:
-        k = bytes(eng._callbacks["encryption_key"]())  # type: ignore[misc]
+        k = bytes(eng._callbacks["encryption_key"]())
         if len(k) != 32:
             raise InvalidError(f"encryption_key returned {len(k)} bytes, not 32")
         ffi.memmove(key, k, 32)
