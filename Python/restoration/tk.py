@@ -49,15 +49,15 @@ class _Widget:
         self.widget = widget
         self.kind = kind
         self.later: dict[str, Any] = {}
-        self._bound = ""
 
     # -- save ------------------------------------------------------------------
 
     def encode_restorable_state(self, c: _core.Coder) -> None:
         w: Any = self.widget
         k = self.kind
+        later = self.later      # restored, not yet laid out: what the user will see
         if k in _TOPLEVEL:
-            c.encode("geometry", w.wm_geometry())
+            c.encode("geometry", later.get("geometry") or w.wm_geometry())
             c.encode("state", w.wm_state())
         elif k == "TNotebook":
             tabs = w.tabs()
@@ -66,7 +66,7 @@ class _Widget:
                 c.encode("tab", w.index(current))
                 c.encode("tab_name", str(current).rsplit(".", 1)[-1])
         elif k in _PANED:
-            c.encode("sashes", self._sashes())
+            c.encode("sashes", later["sashes"] if "sashes" in later else self._sashes())
         elif k in _ENTRY or k in _SPIN or k == "TCombobox":
             if k in _ENTRY and str(w.cget("show")):
                 return            # a password: never written
@@ -75,14 +75,17 @@ class _Widget:
         elif k == "Text":
             c.encode("text", w.get("1.0", "end-1c"))
             c.encode("cursor", w.index("insert"))
-            c.encode("top", float(w.yview()[0]))
+            c.encode("top", float(later.get("top", w.yview()[0])))
         elif k == "Listbox":
             c.encode("selection", [int(i) for i in w.curselection()])
-            c.encode("top", int(w.nearest(0)) if w.winfo_ismapped() else int(float(w.yview()[0]) * w.size() + 0.5))
+            if "top" in later:
+                c.encode("top", int(later["top"]))
+            else:
+                c.encode("top", int(w.nearest(0)) if w.winfo_ismapped() else int(float(w.yview()[0]) * w.size() + 0.5))
         elif k == "Treeview":
             c.encode("selection", [str(i) for i in w.selection()])
             c.encode("focus", str(w.focus()))
-            c.encode("top", float(w.yview()[0]))
+            c.encode("top", float(later.get("top", w.yview()[0])))
         elif k in _SCALE:
             c.encode("value", float(w.get()))
         elif k in _CHOICE:
@@ -108,6 +111,8 @@ class _Widget:
             geometry = c.decode("geometry", "")
             if geometry:
                 w.wm_geometry(geometry)
+                if not w.winfo_ismapped():
+                    self.later["geometry"] = geometry
             if c.decode("state", "") == "zoomed":
                 try:
                     w.wm_state("zoomed")
@@ -179,18 +184,23 @@ class _Widget:
         if self.later:
             self.apply_later()
             # Once more when the widget has its real size (sashes and
-            # scrolling are laid out again when it gets one).
+            # scrolling are laid out again when it gets one); until then a
+            # save writes the restored values, not the unmapped widget's.
             w: Any = self.widget
             if w.winfo_ismapped() and w.winfo_width() > 1:
-                w.after_idle(self.apply_later)
+                w.after_idle(self._final)
             else:
-                self._bound = w.bind("<Configure>", self._on_configure, add="+")
+                w.bind("<Configure>", self._on_configure, add="+")
 
     def _on_configure(self, event: Any) -> None:
         w: Any = self.widget
-        if event.widget is w and w.winfo_width() > 1:
-            w.unbind("<Configure>", self._bound)
-            w.after_idle(self.apply_later)
+        if self.later and event.widget is w and w.winfo_width() > 1:
+            w.after_idle(self._final)
+
+    def _final(self) -> None:
+        if self.later:
+            self.apply_later()
+            self.later.clear()
 
     def apply_later(self) -> None:
         w: Any = self.widget

@@ -150,3 +150,38 @@ def test_tk_notes_killed_and_relaunched(display, tmp_path):
     got = app.dump()
     assert (got["reason"], got["entry"], got["note"], got["select"]) == ("RST_REASON_RELAUNCH", "after close", "closed at once", "120")
     no_password_in(app.state)
+
+
+def _restorectl():
+    tool = os.environ.get("RESTORECTL") or shutil.which("restorectl")
+    if not tool:
+        built = REPO / ".build" / "debug" / "restorectl"
+        tool = str(built) if built.exists() else None
+    if tool is None:
+        if os.environ.get("RESTORATION_REQUIRE_RESTORECTL") == "1":
+            pytest.fail("no restorectl (RESTORECTL, PATH or .build/debug)")
+        pytest.skip("no restorectl (make test-python builds it)")
+    return tool
+
+
+@pytest.mark.parametrize("page", ["list", "settings"])
+def test_restorectl_test_passes_every_kill_point(display, tmp_path, page):
+    """`restorectl test` kills tk-notes at every save and restore point (the
+    state changing all the time: NOTES_LOOP) and checks each relaunch, then
+    the round trip: what was restored is saved again unchanged (the list
+    page shown, or hidden with its layout still pending)."""
+    import json
+    tool = _restorectl()
+    state = tmp_path / "state"
+    state.mkdir()
+    app = App(display, state, tmp_path)
+    env = app.env(NOTES_LOOP=200, NOTES_SET="entry=Grüße aus Xvfb;note=Buy milk;select=120;top=110;"
+                                          f"divider=300;width=700;height=520;wrap=1;page={page}")
+    p = subprocess.run([tool, "test", "--roundtrip", "--json", "--timeout", "30", "--",
+                        sys.executable, str(NOTES), str(state)],
+                       env=env, capture_output=True, text=True, timeout=900)
+    report = json.loads(p.stdout)
+    verdicts = {pt["point"]: pt["verdict"] for pt in report["points"]}
+    assert report["ok"] and p.returncode == 0, (verdicts, report.get("roundtrip"), p.stderr[-3000:])
+    assert set(verdicts.values()) == {"PASS"} and len(verdicts) == 8, verdicts
+    assert report["roundtrip"]["verdict"] == "PASS", report["roundtrip"]
