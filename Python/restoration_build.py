@@ -172,7 +172,8 @@ rst_status rst_encode_bool  (rst_coder *c, const char *key, bool v);
 rst_status rst_encode_int   (rst_coder *c, const char *key, int64_t v);
 rst_status rst_encode_double(rst_coder *c, const char *key, double v);
 rst_status rst_encode_string(rst_coder *c, const char *key, const char *utf8);
-rst_status rst_encode_bytes (rst_coder *c, const char *key, const void *p, size_t n);
+/* `p` as char * so that cffi passes a bytes object's buffer without a copy. */
+rst_status rst_encode_bytes (rst_coder *c, const char *key, const char *p, size_t n);
 rst_status rst_encode_object(rst_coder *c, const char *key, rst_object *ref);
 rst_status rst_encode_int_array   (rst_coder *c, const char *key, const int64_t *v, size_t n);
 rst_status rst_encode_string_array(rst_coder *c, const char *key, const char *const *v, size_t n);
@@ -274,8 +275,21 @@ extern "Python+C" {
     void       _py_store_destroy(void *ctx);
 }
 
+/* One call for a value of any scalar type: its type, then the value. */
+typedef struct py_scalar {
+    int         type;       /* an rst_value_type */
+    bool        b;
+    int64_t     i;
+    double      d;
+    const char *p;          /* a string's or bytes' first byte */
+    size_t      n;
+    rst_object *o;
+} py_scalar;
+rst_status py_decode_scalar(rst_coder *c, const char *key, py_scalar *out);
+
 /* Static tables of those callbacks (the engine keeps the pointers). */
-const rst_object_callbacks *py_object_callbacks(void);
+/* with_finished: the table with `finished` (for objects with the hook). */
+const rst_object_callbacks *py_object_callbacks(bool with_finished);
 const rst_store_ops *py_store_ops(bool shared);
 """
 
@@ -320,10 +334,43 @@ static rst_status py_remove(void *ctx, rst_slot s, uint64_t i)
 static rst_status py_list(void *ctx, rst_slot s, uint64_t *ix, size_t cap, size_t *count)
 { return _py_store_list(ctx, (int)s, ix, cap, count); }
 
-static const rst_object_callbacks py_object_callbacks_table = {
+typedef struct py_scalar {
+    int type; bool b; int64_t i; double d; const char *p; size_t n; rst_object *o;
+} py_scalar;
+
+/* The value under `key` whatever its type (one Python-to-C call instead of
+   two): out->type is its rst_value_type; scalar types are decoded into
+   `out`; arrays, records, OS strings and sealed values are left to the
+   caller (RST_OK with only out->type set); no such key: RST_ERR_NOT_FOUND. */
+static rst_status py_decode_scalar(rst_coder *c, const char *key, py_scalar *out)
+{
+    rst_value_type t = rst_coder_value_type(c, key);
+    out->type = (int)t;
+    switch (t) {
+    case RST_TYPE_NONE:   return RST_ERR_NOT_FOUND;
+    case RST_TYPE_BOOL:   return rst_decode_bool(c, key, &out->b);
+    case RST_TYPE_INT:    return rst_decode_int(c, key, &out->i);
+    case RST_TYPE_DOUBLE: return rst_decode_double(c, key, &out->d);
+    case RST_TYPE_STRING: return rst_decode_string(c, key, &out->p, &out->n);
+    case RST_TYPE_BYTES: {
+        const void *v = NULL;
+        rst_status st = rst_decode_bytes(c, key, &v, &out->n);
+        out->p = (const char *)v;
+        return st;
+    }
+    case RST_TYPE_OBJECT: return rst_decode_object(c, key, &out->o);
+    default:              return RST_OK;
+    }
+}
+
+static const rst_object_callbacks py_object_callbacks_finished = {
     _py_encode, _py_decode, _py_finished, _py_release
 };
-static const rst_object_callbacks *py_object_callbacks(void) { return &py_object_callbacks_table; }
+static const rst_object_callbacks py_object_callbacks_plain = {
+    _py_encode, _py_decode, NULL, _py_release
+};
+static const rst_object_callbacks *py_object_callbacks(bool with_finished)
+{ return with_finished ? &py_object_callbacks_finished : &py_object_callbacks_plain; }
 
 #define PY_STORE_OPS(FLAGS) { RST_STORE_VERSION, FLAGS, py_read, _py_store_release, py_write, \
     py_move, NULL, py_remove, py_list, _py_store_lock, _py_store_unlock, NULL, \

@@ -8,8 +8,7 @@ import pathlib
 import signal as _signal
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -202,10 +201,33 @@ def _raise(st: int) -> None:
     raise error_for(st, _last_error())
 
 
+_KEYS: dict[str, bytes] = {}
+
+
 def _key(key: str) -> bytes:
+    """A key's UTF-8 bytes, kept: programs use the same few keys again and again."""
+    k = _KEYS.get(key)
+    if k is not None:
+        return k
     if type(key) is not str:
         raise InvalidError(f"a key must be a str, not {type(key).__name__}")
-    return key.encode("utf-8")
+    if len(_KEYS) >= 65536:
+        _KEYS.clear()
+    k = _KEYS[key] = key.encode("utf-8")
+    return k
+
+
+# The coder's C functions, looked up once (a cffi call is the hot path of
+# every save and restore).
+_enc_bool, _enc_int, _enc_double = lib.rst_encode_bool, lib.rst_encode_int, lib.rst_encode_double
+_enc_string, _enc_bytes, _enc_object = lib.rst_encode_string, lib.rst_encode_bytes, lib.rst_encode_object
+_enc_int_array = lib.rst_encode_int_array
+_dec_bool, _dec_int, _dec_double = lib.rst_decode_bool, lib.rst_decode_int, lib.rst_decode_double
+_dec_string, _dec_bytes, _value_type = lib.rst_decode_string, lib.rst_decode_bytes, lib.rst_coder_value_type
+_dec_scalar = lib.py_decode_scalar
+_unpack, _new = ffi.unpack, ffi.new
+_OBJECT_CALLBACKS = lib.py_object_callbacks(False)
+_OBJECT_CALLBACKS_FINISHED = lib.py_object_callbacks(True)   # with the finished hook
 
 
 def _cstr(what: str, value: str) -> bytes:
@@ -322,6 +344,7 @@ class _Scratch:
         self.v = ffi.new("const void **")
         self.n = ffi.new("size_t *")
         self.o = ffi.new("rst_object **")
+        self.any = ffi.new("py_scalar *")
 
 
 _tls_scratch = threading.local()
@@ -344,7 +367,10 @@ class Coder:
     def __init__(self, c: Any, engine: Engine, encoding: bool) -> None:
         self._c = c
         self._engine = engine
-        self._s = _scratch()
+        try:
+            self._s = _tls_scratch.s
+        except AttributeError:
+            self._s = _tls_scratch.s = _Scratch()
         self._encoding = encoding
 
     def _ptr(self) -> Any:
@@ -360,13 +386,32 @@ class Coder:
         bytes, os.PathLike (as the OS's bytes), a registered object (or its
         ObjectRef), a list or tuple of those, a dict (a nested record).
         None stores nothing (``decode`` then gives the default)."""
-        c = self._ptr()
-        k = key.encode("utf-8") if type(key) is str else _key(key)
+        c = self._c
+        if c is None:
+            raise StateError("the coder was used after its callback returned")
+        k = _KEYS.get(key) or _key(key)
         if sensitivity is not None:
             st = lib.rst_coder_set_sensitivity(c, k, int(sensitivity))
             if st:
                 _raise(st)
-        st = self._encode(c, key, k, value)
+        t = type(value)
+        if t is str:
+            if "\0" in value:
+                raise InvalidError(f"key '{key}': a NUL character cannot be stored in a string")
+            st = _enc_string(c, k, value.encode("utf-8"))
+        elif t is int:
+            try:
+                st = _enc_int(c, k, value)
+            except OverflowError:
+                raise TypeMismatchError(f"key '{key}': {value} does not fit in 64 bits") from None
+        elif t is float:
+            st = _enc_double(c, k, value)
+        elif t is bool:
+            st = _enc_bool(c, k, value)
+        elif t is bytes:
+            st = _enc_bytes(c, k, value, len(value))
+        else:
+            st = self._encode(c, key, k, value)
         if st:
             _raise(st)
 
@@ -375,18 +420,21 @@ class Coder:
         if t is str:
             if "\0" in value:
                 raise InvalidError(f"key '{key}': a NUL character cannot be stored in a string")
-            return int(lib.rst_encode_string(c, k, value.encode("utf-8")))
+            return int(_enc_string(c, k, value.encode("utf-8")))
         if t is int:
-            if not -0x8000000000000000 <= value <= 0x7FFFFFFFFFFFFFFF:
-                raise TypeMismatchError(f"key '{key}': {value} does not fit in 64 bits")
-            return int(lib.rst_encode_int(c, k, value))
+            try:
+                return int(_enc_int(c, k, value))
+            except OverflowError:
+                raise TypeMismatchError(f"key '{key}': {value} does not fit in 64 bits") from None
         if t is bool:
-            return int(lib.rst_encode_bool(c, k, value))
+            return int(_enc_bool(c, k, value))
         if t is float:
-            return int(lib.rst_encode_double(c, k, value))
-        if t is bytes or t is bytearray or t is memoryview:
+            return int(_enc_double(c, k, value))
+        if t is bytes:
+            return int(_enc_bytes(c, k, value, len(value)))
+        if t is bytearray or t is memoryview:
             buf = ffi.from_buffer(value)
-            return int(lib.rst_encode_bytes(c, k, buf, len(buf)))
+            return int(_enc_bytes(c, k, ffi.cast("char *", buf), len(buf)))
         if value is None:
             return 0
         if t is list or t is tuple:
@@ -400,15 +448,17 @@ class Coder:
             return int(lib.rst_encode_os_string(c, k, raw))
         ref = self._engine._object_ptr(value)
         if ref is not None:
-            return int(lib.rst_encode_object(c, k, ref))
+            return int(_enc_object(c, k, ref))
         if isinstance(value, bool):
-            return int(lib.rst_encode_bool(c, k, bool(value)))
+            return int(_enc_bool(c, k, bool(value)))
         if isinstance(value, int):
             return self._encode(c, key, k, int(value))
         if isinstance(value, float):
-            return int(lib.rst_encode_double(c, k, float(value)))
+            return int(_enc_double(c, k, float(value)))
         if isinstance(value, str):
             return self._encode(c, key, k, str(value))
+        if isinstance(value, bytes):
+            return self._encode(c, key, k, bytes(value))
         if isinstance(value, (list, tuple)):
             return self._encode_list(c, key, k, value)
         if isinstance(value, dict):
@@ -420,10 +470,11 @@ class Coder:
     def _encode_list(self, c: Any, key: str, k: bytes, items: Sequence[Any]) -> int:
         n = len(items)
         if all(type(x) is int for x in items):
-            for x in items:
-                if not -0x8000000000000000 <= x <= 0x7FFFFFFFFFFFFFFF:
-                    raise TypeMismatchError(f"key '{key}': {x} does not fit in 64 bits")
-            return int(lib.rst_encode_int_array(c, k, ffi.new("int64_t[]", list(items)), n))
+            try:
+                arr = _new("int64_t[]", items)
+            except OverflowError:
+                raise TypeMismatchError(f"key '{key}': an item does not fit in 64 bits") from None
+            return int(_enc_int_array(c, k, arr, n))
         if all(type(x) is str for x in items):
             keep = [ffi.new("char[]", _cstr(f"key '{key}'", x)) for x in items]
             return int(lib.rst_encode_string_array(c, k, ffi.new("char *[]", keep), n))
@@ -478,9 +529,69 @@ class Coder:
         (a stored value of another type: TypeMismatchError; an int where a
         float is wanted is converted), and a dict default names the keys of
         a record written by C or Swift (which lists no keys of its own)."""
-        c = self._ptr()
-        k = key.encode("utf-8") if type(key) is str else _key(key)
-        t = int(lib.rst_coder_value_type(c, k))
+        c = self._c
+        if c is None:
+            raise StateError("the coder was used after its callback returned")
+        k = _KEYS.get(key) or _key(key)
+        s = self._s
+        if default is _MISSING or default is None:
+            # One call: the type and, for a scalar, the value.
+            v = s.any
+            st = _dec_scalar(c, k, v)
+            t = v.type
+            if st:
+                if t == 0:
+                    if default is _MISSING:
+                        raise NotFoundError(f"no value under key '{key}'")
+                    return default
+                _raise(st)
+            if t == 2:
+                return v.i
+            if t == 4:
+                return _unpack(v.p, v.n).decode("utf-8")
+            if t == 3:
+                return v.d
+            if t == 1:
+                return v.b
+            if t == 5:
+                return _unpack(v.p, v.n)
+            if t == 6:
+                return self._engine._object_for(v.o)
+            return self._decode(c, key, k, t, None)
+        # With a default of a plain type, one call: the typed decode (a
+        # missing key gives the default; another type, the general path).
+        dt = type(default)
+        if dt is int:
+            st = _dec_int(c, k, s.i)
+            if st == 0:
+                return s.i[0]
+            if st == 2:
+                return default
+        elif dt is str:
+            st = _dec_string(c, k, s.p, s.n)
+            if st == 0:
+                return _unpack(s.p[0], s.n[0]).decode("utf-8")
+            if st == 2:
+                return default
+        elif dt is float:
+            st = _dec_double(c, k, s.d)
+            if st == 0:
+                return s.d[0]
+            if st == 2:
+                return default
+        elif dt is bool:
+            st = _dec_bool(c, k, s.b)
+            if st == 0:
+                return bool(s.b[0])
+            if st == 2:
+                return default
+        elif dt is bytes:
+            st = _dec_bytes(c, k, s.v, s.n)
+            if st == 0:
+                return _unpack(ffi.cast("char *", s.v[0]), s.n[0])
+            if st == 2:
+                return default
+        t = int(_value_type(c, k))
         if t == 0:
             if default is _MISSING:
                 raise NotFoundError(f"no value under key '{key}'")
@@ -543,7 +654,7 @@ class Coder:
             st = lib.rst_decode_bytes(c, k, s.v, s.n)
             if st:
                 _raise(st)
-            return bytes(ffi.buffer(s.v[0], s.n[0])) if s.n[0] else b""
+            return _unpack(ffi.cast("char *", s.v[0]), s.n[0])
         if t == 11:
             st = lib.rst_decode_os_string(c, k, s.p)
             if st:
@@ -625,21 +736,10 @@ class Coder:
             if st:
                 _raise(st)
 
-    @contextmanager
-    def record(self, key: str) -> Iterator[Coder]:
-        """The nested record ``key``, entered for the ``with`` block: inside
+    def record(self, key: str) -> _Record:
+        """The nested record ``key``, entered for a ``with`` block: inside
         it, ``encode`` and ``decode`` work on the record's own keys."""
-        c = self._ptr()
-        k = _key(key)
-        st = lib.rst_encode_begin_record(c, k) if self._encoding else lib.rst_decode_begin_record(c, k)
-        if st:
-            _raise(st)
-        try:
-            yield self
-        finally:
-            st = lib.rst_encode_end_record(c) if self._encoding else lib.rst_decode_end_record(c)
-            if st:
-                _raise(st)
+        return _Record(self, key)
 
     # -- migrations ------------------------------------------------------------
 
@@ -658,6 +758,34 @@ class Coder:
         """In a migration: renames ``old`` to ``new``."""
         st = lib.rst_coder_rename(self._ptr(), _key(old), _key(new))
         if st:
+            _raise(st)
+
+
+class _Record:
+    """``with coder.record(key) as c:``: begin and end of a nested record."""
+
+    __slots__ = ("_coder", "_key")
+
+    def __init__(self, coder: Coder, key: str) -> None:
+        self._coder = coder
+        self._key = key
+
+    def __enter__(self) -> Coder:
+        co = self._coder
+        c = co._ptr()
+        k = _KEYS.get(self._key) or _key(self._key)
+        st = lib.rst_encode_begin_record(c, k) if co._encoding else lib.rst_decode_begin_record(c, k)
+        if st:
+            _raise(st)
+        return co
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+        co = self._coder
+        c = co._c
+        if c is None:
+            return
+        st = lib.rst_encode_end_record(c) if co._encoding else lib.rst_decode_end_record(c)
+        if st and et is None:
             _raise(st)
 
 
@@ -735,12 +863,13 @@ class _Ctx:
 
 
 class _Factory:
-    __slots__ = ("engine", "fn", "class_name", "handle")
+    __slots__ = ("engine", "fn", "class_name", "class_bytes", "handle")
 
     def __init__(self, engine: Engine, fn: Callable[..., Any], class_name: str | None) -> None:
         self.engine = weakref.ref(engine)
         self.fn = fn
         self.class_name = class_name
+        self.class_bytes = None if class_name is None else _cstr("class name", class_name)
         self.handle: Any = None
 
 
@@ -960,7 +1089,10 @@ class Engine:
             raise NotFoundError(f"{what}: {type(target).__name__} object is not registered with this engine")
         return p
 
-    def _new_entry(self, identifier: str, parent: Any, obj: Any, cls: str | None) -> ObjectRef:
+    def _new_entry(self, identifier: str, parent: Any, obj: Any, cls: str | bytes | None,
+                   c_identifier: Any = None) -> ObjectRef:
+        """Registers ``obj``; ``c_identifier``, ``identifier`` as the C
+        string a factory was given (no copy); ``cls`` may come as bytes."""
         if obj is not None:
             for m in ("encode_restorable_state", "decode_restorable_state"):
                 if not callable(getattr(obj, m, None)):
@@ -968,16 +1100,18 @@ class Engine:
                         f"register '{identifier}': a {type(obj).__name__} has no {m}(coder) method")
         ref = ObjectRef(self, None, obj)
         ref._handle = ffi.new_handle(ref)
-        out = ffi.new("rst_object **")
+        out = _scratch().o
         st = lib.rst_register_object(
-            self._e(), _cstr("identifier", identifier), parent,
-            ffi.NULL if cls is None else _cstr("class name", cls),
-            lib.py_object_callbacks() if obj is not None else ffi.NULL,
+            self._e(), _cstr("identifier", identifier) if c_identifier is None else c_identifier, parent,
+            ffi.NULL if cls is None else cls if type(cls) is bytes else _cstr("class name", cls),  # type: ignore[arg-type]
+            ffi.NULL if obj is None else _OBJECT_CALLBACKS_FINISHED
+            if hasattr(obj, "application_finished_restoring_state") else _OBJECT_CALLBACKS,
             ref._handle, out)
         if st:
             _raise(st)
-        ref._ptr = out[0]
-        self._entries[int(ffi.cast("uintptr_t", out[0]))] = ref
+        p = out[0]
+        ref._ptr = p
+        self._entries[int(ffi.cast("uintptr_t", p))] = ref
         if obj is not None:
             self._by_obj[id(obj)] = ref
         return ref
@@ -1390,8 +1524,8 @@ def _py_factory(e: Any, parent: Any, identifier: Any, coder: Any, ctx: Any) -> A
         obj = f.fn(ident, None if parent == ffi.NULL else eng._object_for(parent), co)
         if obj is None:
             return ffi.NULL
-        cls = f.class_name if f.class_name is not None else getattr(obj, "restoration_class", None)
-        return eng._new_entry(ident, parent, obj, cls)._ptr
+        cls = f.class_bytes if f.class_bytes is not None else getattr(obj, "restoration_class", None)
+        return eng._new_entry(ident, parent, obj, cls, identifier)._ptr
     except BaseException as exc:
         # As a C factory's failure: the record is skipped with this sentence.
         _fail_coder(coder, exc)
