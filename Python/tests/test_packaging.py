@@ -13,8 +13,10 @@ from conftest import REPO
 
 
 def run(*args, env=None):
+    # From "/", importing the package the tests import (installed or not).
+    pkg = str(Path(restoration.__file__).resolve().parents[1])
     return subprocess.run([sys.executable, "-m", "restoration", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **(env or {})}, cwd="/")
+                          timeout=60, env={**os.environ, "PYTHONPATH": pkg, **(env or {})}, cwd="/")
 
 
 def test_version():
