@@ -236,6 +236,10 @@ def _cstr(what: str, value: str) -> bytes:
     return value.encode("utf-8")
 
 
+def _a(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
 def library_version() -> str:
     """The C library's version (``rst_version()``)."""
     return _s(lib.rst_version())
@@ -622,7 +626,7 @@ class Coder:
             ok = True
         if not ok:
             raise TypeMismatchError(
-                f"key '{key}' holds a {ValueType(t).name.lower()}, not a {dt.__name__}")
+                f"key '{key}' holds {_a(ValueType(t).name.lower().replace('_', ' '))}, not {_a(dt.__name__)}")
         v = self._decode(c, key, k, t, default if isinstance(default, dict) else None)
         if dt is float and type(v) is int:
             return float(v)

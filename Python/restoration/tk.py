@@ -49,51 +49,63 @@ class _Widget:
         self.widget = widget
         self.kind = kind
         self.later: dict[str, Any] = {}
+        self.last: dict[str, Any] = {}
 
     # -- save ------------------------------------------------------------------
 
     def encode_restorable_state(self, c: _core.Coder) -> None:
+        values: dict[str, Any] = {}
+        try:
+            self._read(values)
+            self.last = values
+        except tkinter.TclError:
+            values = self.last    # the widget was destroyed: what it showed last
+        for key, value in values.items():
+            c.encode(key, value)
+
+    def _read(self, out: dict[str, Any]) -> None:
+        """The widget's state as it shows it now (TclError: it is gone)."""
         w: Any = self.widget
         k = self.kind
         later = self.later      # restored, not yet laid out: what the user will see
         if k in _TOPLEVEL:
-            c.encode("geometry", later.get("geometry") or w.wm_geometry())
-            c.encode("state", w.wm_state())
+            out["geometry"] = later.get("geometry") or w.wm_geometry()
+            out["state"] = w.wm_state()
         elif k == "TNotebook":
             tabs = w.tabs()
             if tabs:
                 current = w.select()
-                c.encode("tab", w.index(current))
-                c.encode("tab_name", str(current).rsplit(".", 1)[-1])
+                out["tab"] = w.index(current)
+                out["tab_name"] = str(current).rsplit(".", 1)[-1]
         elif k in _PANED:
-            c.encode("sashes", later["sashes"] if "sashes" in later else self._sashes())
+            out["sashes"] = later["sashes"] if "sashes" in later else self._sashes()
         elif k in _ENTRY or k in _SPIN or k == "TCombobox":
             if k in _ENTRY and str(w.cget("show")):
                 return            # a password: never written
-            c.encode("text", w.get())
-            c.encode("cursor", int(w.index("insert")))
+            out["text"] = w.get()
+            out["cursor"] = int(w.index("insert"))
         elif k == "Text":
-            c.encode("text", w.get("1.0", "end-1c"))
-            c.encode("cursor", w.index("insert"))
-            c.encode("top", float(later.get("top", w.yview()[0])))
+            out["text"] = w.get("1.0", "end-1c")
+            out["cursor"] = w.index("insert")
+            out["top"] = float(later.get("top", w.yview()[0]))
         elif k == "Listbox":
-            c.encode("selection", [int(i) for i in w.curselection()])
+            out["selection"] = [int(i) for i in w.curselection()]
             if "top" in later:
-                c.encode("top", int(later["top"]))
+                out["top"] = int(later["top"])
             else:
-                c.encode("top", int(w.nearest(0)) if w.winfo_ismapped() else int(float(w.yview()[0]) * w.size() + 0.5))
+                out["top"] = int(w.nearest(0)) if w.winfo_ismapped() else int(float(w.yview()[0]) * w.size() + 0.5)
         elif k == "Treeview":
-            c.encode("selection", [str(i) for i in w.selection()])
-            c.encode("focus", str(w.focus()))
-            c.encode("top", float(later.get("top", w.yview()[0])))
+            out["selection"] = [str(i) for i in w.selection()]
+            out["focus"] = str(w.focus())
+            out["top"] = float(later.get("top", w.yview()[0]))
         elif k in _SCALE:
-            c.encode("value", float(w.get()))
+            out["value"] = float(w.get())
         elif k in _CHOICE:
             name = str(w.cget("variable"))
             if name:
                 value = w.getvar(name)
-                c.encode("variable", name)
-                c.encode("value", value if isinstance(value, (bool, int, float)) else str(value))
+                out["variable"] = name
+                out["value"] = value if isinstance(value, (bool, int, float)) else str(value)
 
     def _sashes(self) -> list[int]:
         w: Any = self.widget
@@ -334,6 +346,10 @@ def track(engine: _core.Engine, root: tkinter.Tk | tkinter.Toplevel, *, name: st
         for sequence in _CHANGE_EVENTS:
             root.bind_all(sequence, tracker.changed, add="+")
         root.bind("<Configure>", lambda e: tracker.changed() if e.widget is root else None, add="+")
+    def destroyed(event: Any) -> None:
+        if event.widget is root:
+            tracker.stop()      # no more dispatch from a dead Tk; saves write what it showed last
+    root.bind("<Destroy>", destroyed, add="+")
     if save_at_close:
         previous = root.wm_protocol("WM_DELETE_WINDOW")
         if previous:

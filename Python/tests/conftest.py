@@ -1,7 +1,9 @@
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,28 @@ class Box:
 
     def restoration_released(self):
         self.released += 1
+
+
+@pytest.fixture(scope="session")
+def display(tmp_path_factory):
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed (Debian: xvfb)")
+    work = tmp_path_factory.mktemp("xvfb")
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=open(work / "xvfb.log", "w"))
+    os.close(w)
+    number = b""
+    deadline = time.monotonic() + 20
+    while not number.endswith(b"\n") and time.monotonic() < deadline:
+        chunk = os.read(r, 16)
+        if not chunk:
+            break
+        number += chunk
+    os.close(r)
+    if not number.strip():
+        xvfb.kill()
+        pytest.fail(f"Xvfb did not start: {(work / 'xvfb.log').read_text()}")
+    yield f":{number.decode().strip()}"
+    xvfb.kill()
+    xvfb.wait()

@@ -112,7 +112,7 @@ def test_decode_defaults_types_and_missing_keys(state):
     assert seen["contains"] == (True, False)
     assert seen["type"] == r.ValueType.STRING
     assert seen["k"] == 1
-    assert seen["mismatch"][0] == r.Status.RST_ERR_TYPE and "key 's' holds a string, not a int" in seen["mismatch"][1]
+    assert seen["mismatch"][0] == r.Status.RST_ERR_TYPE and "key 's' holds a string, not an int" in seen["mismatch"][1]
     assert "nope" in seen["notfound"]
     assert "coder.record('rec')" in seen["nokeys"]
     assert seen["schema"] == {"k": 1, "other": "d"}
