@@ -444,6 +444,7 @@ ffibuilder.set_source(
     runtime_library_dirs=rpath,
     libraries=["restoration"],
     extra_compile_args=["-std=c11"],
+    py_limited_api=True,      # one abi3 extension for every Python 3 from 3.11 (setup.cfg tags the wheel)
 )
 
 if __name__ == "__main__":

@@ -1378,6 +1378,9 @@ class Engine:
         p = self._ptr
         if p is None:
             return
+        if getattr(self._tls, "active", 0):
+            # The C library ignores a destroy from its own callbacks.
+            raise StateError("close(): not from inside one of the engine's own callbacks")
         self._tls.exc = None
         self._tls.active = getattr(self._tls, "active", 0) + 1
         try:

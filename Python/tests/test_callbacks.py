@@ -319,3 +319,20 @@ def test_interpreter_exit_with_engines_alive(state, tmp_path):
     with r.Engine(state) as e:
         e.register("b", Box(n=0))
         assert e.restore() == r.RestoreReason.RELAUNCH
+
+
+def test_close_from_a_callback_is_refused(state):
+    class Closer(Box):
+        def encode_restorable_state(self, coder):
+            engine.close()
+
+    engine = r.Engine(state)
+    engine.register("c", Closer())
+    with pytest.raises(r.RestorationError) as info:
+        engine.save()
+    assert isinstance(info.value.__cause__, r.StateError)
+    assert "not from inside one of the engine's own callbacks" in str(info.value)
+    assert not engine.closed
+    engine.unregister("c")
+    engine.close()
+    assert engine.closed
