@@ -468,7 +468,7 @@ class Coder:
         if isinstance(value, dict):
             return self._encode_dict(c, key, k, value)
         raise TypeMismatchError(
-            f"key '{key}': cannot store a {t.__name__} (bool, int, float, str, bytes, "
+            f"key '{key}': cannot store {_a(t.__name__)} (bool, int, float, str, bytes, "
             "os.PathLike, a registered object, a list or a dict)")
 
     def _encode_list(self, c: Any, key: str, k: bytes, items: Sequence[Any]) -> int:
@@ -1078,6 +1078,11 @@ class Engine:
         ref = self._by_obj.get(id(value))
         if ref is not None and ref.obj is value and ref._ptr is not None:
             return ref._ptr
+        # The same object registered at several paths, the last one gone.
+        for ref in self._entries.values():
+            if ref.obj is value:
+                self._by_obj[id(value)] = ref
+                return ref._ptr
         return None
 
     def _resolve(self, target: Target, what: str) -> Any:

@@ -121,7 +121,7 @@ def test_decode_defaults_types_and_missing_keys(state):
 
 
 def test_values_that_cannot_be_stored_fail_the_save_naming_the_key(state):
-    cases = [({"k": object()}, r.TypeMismatchError, "key 'k': cannot store a object"),
+    cases = [({"k": object()}, r.TypeMismatchError, "key 'k': cannot store an object"),
              ({"k": 2**64}, r.TypeMismatchError, "does not fit in 64 bits"),
              ({"k": "a\0b"}, r.InvalidError, "NUL"),
              ({"k": {1: 2}}, r.TypeMismatchError, "keys are str")]
@@ -403,3 +403,22 @@ def test_extended_restoration_and_discard(state):
             token.complete()
         e.discard()
         assert not state.exists()
+
+
+def test_an_object_registered_twice_is_still_a_reference_after_one_goes(state):
+    target = Box()
+    holder = Box()
+    with r.Engine(state) as e:
+        e.register("first", target)
+        e.register("second", target)
+        e.register("holder", holder)
+        e.unregister("second")
+        holder.values = {"ref": target}
+        e.save()
+    with pytest.raises(r.TypeMismatchError, match="cannot store an object"):
+        with r.Engine(state) as e:
+            e.register("holder", Box(ref=object()))
+            try:
+                e.save()
+            except r.RestorationError as exc:
+                raise exc.__cause__
