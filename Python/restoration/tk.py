@@ -236,8 +236,10 @@ class _Widget:
 
 
 class Tracker:
-    """What ``track`` set up: the engine, the widgets it registered, and
-    the restore reason (None when nothing was restored yet)."""
+    """What ``track`` set up: the engine, the widgets it registered, the
+    restore reason (None when nothing was restored yet) and ``error``: the
+    exception of a restore that failed (an invalid archive; the window then
+    opens as the program built it)."""
 
     def __init__(self, engine: _core.Engine, root: tkinter.Misc, name: str) -> None:
         self.engine = engine
@@ -245,6 +247,7 @@ class Tracker:
         self.name = name
         self.widgets: dict[str, _Widget] = {}
         self.reason: _core.RestoreReason | None = None
+        self.error: RestorationError | None = None
         self._fd: int | None = None
         self._close_chain: Callable[[], object] | None = None
 
@@ -327,7 +330,9 @@ def track(engine: _core.Engine, root: tkinter.Tk | tkinter.Toplevel, *, name: st
           restore: bool = True, autosave: bool = True, save_at_close: bool = True) -> Tracker:
     """Registers every widget under ``root`` with ``engine`` (under the
     object ``name``), restores them (``restore``; the reason is in
-    ``tracker.reason``, FIRST_LAUNCH when there is no archive), autosaves
+    ``tracker.reason``, FIRST_LAUNCH when there is no archive; a restore
+    that fails leaves the widgets as they are, its exception in
+    ``tracker.error``), autosaves
     on Tk's event loop after the user's changes (``autosave``; the engine
     needs ``autosave_delay_ms``) and saves when the window manager asks to
     close ``root`` (``save_at_close``; then ``root.destroy()``, or the
@@ -339,6 +344,11 @@ def track(engine: _core.Engine, root: tkinter.Tk | tkinter.Toplevel, *, name: st
             tracker.reason = engine.restore()
         except NotFoundError:
             tracker.reason = engine.last_restore_reason
+        except RestorationError as exc:
+            # A window still opens on an archive that cannot be restored
+            # (invalid, refused): as it was built, the failure kept here.
+            tracker.reason = engine.last_restore_reason
+            tracker.error = exc
     if autosave:
         fd = engine.event_fd
         root.tk.createfilehandler(fd, tkinter.READABLE, tracker._dispatch)

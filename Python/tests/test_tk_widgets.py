@@ -201,3 +201,20 @@ def test_bad_archive_values_leave_widgets_alone(tkroot, tmp_path):
         skip, = engine.last_restore_skips()
         assert skip.path == "tk/entry" and skip.reason == restoration.SkipReason.DECODE_FAILED
         assert "key 'text' holds an int, not a str" in skip.detail
+
+
+def test_an_invalid_archive_opens_the_window_as_built(tkroot, tmp_path):
+    path = tmp_path / "tk.rst"
+    path.write_bytes(b"RST? not an archive" * 20)
+    root = tkroot()
+    entry = tk.Entry(root, name="entry")
+    entry.insert(0, "as built")
+    with restoration.Engine(path, log=lambda lv, m: None) as engine:
+        tracker = restoration.tk.track(engine, root)
+        assert isinstance(tracker.error, restoration.CorruptError)
+        assert entry.get() == "as built"
+        engine.save()                 # a good archive replaces it
+    with restoration.Engine(path) as engine:
+        engine.register("tk", None)
+        engine.register("tk/entry", None)
+        assert engine.restore() == restoration.RestoreReason.RELAUNCH
