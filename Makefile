@@ -134,6 +134,7 @@ test: deps
 	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-python TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -144,6 +145,22 @@ test: deps
 # fallback as slots, two processes at once, and the store contract.
 test-sqlite: deps
 	Tests/sqlite/run.sh $(TEST_SUMMARY)
+
+# The Python package (Python/) as a user installs it: the library in-tree, a
+# fresh venv with /usr/bin/python3 (Debian's, with tkinter), pip install
+# ./Python, then pytest (the Tkinter example under Xvfb, C and Python on one
+# archive, mypy --strict). Needs python3-tk python3-venv python3-dev xvfb.
+.PHONY: test-python deps-python
+deps-python:
+	@if ! /usr/bin/python3 -c 'import tkinter, venv, cffi, pytest, os, sys, sysconfig; \
+	       sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null \
+	   || ! command -v Xvfb >/dev/null || ! command -v xwd >/dev/null || ! command -v convert >/dev/null; then \
+	  echo "installing python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick; fi; \
+	fi
+test-python: deps-python
+	CONFIG=$(CONFIG) Python/tests/run.sh $(TEST_SUMMARY)
 
 # What LifecycleRecipeTests compiles the docs' recipes against (GTK 4, Qt 6,
 # libuv, ncurses), so a fresh machine's `make test` has them before swift test.
