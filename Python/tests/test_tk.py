@@ -152,7 +152,9 @@ def test_restorectl_test_passes_every_kill_point(display, tmp_path, page):
     app = App(display, state, tmp_path)
     env = app.env(NOTES_LOOP=200, NOTES_SET="entry=Grüße aus Xvfb;note=Buy milk;select=120;top=110;"
                                           f"divider=300;width=700;height=520;wrap=1;page={page}")
-    p = subprocess.run([tool, "test", "--roundtrip", "--json", "--timeout", "30", "--",
+    # --settle 0: NOTES_LOOP keeps changing the state, so the round trip
+    # saves right after the restore, before the loop moves anything.
+    p = subprocess.run([tool, "test", "--roundtrip", "--settle", "0", "--json", "--timeout", "30", "--",
                         sys.executable, str(NOTES), str(state)],
                        env=env, capture_output=True, text=True, timeout=900)
     report = json.loads(p.stdout)
