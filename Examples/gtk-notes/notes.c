@@ -30,7 +30,9 @@
  *       user dragging it, until the process ends: the state keeps
  *       changing and the autosave keeps saving (Tests/deathtest/run.sh
  *       kills it at every point with `restorectl test`).
- *   NOTES_AUTOSAVE_MS=N  the autosave delay. */
+ *   NOTES_AUTOSAVE_MS=N  the autosave delay.
+ *   NOTES_QUIT_MS=N   closes the window N ms after the launch, as the
+ *       title bar's close button does (an idle launch: no input at all). */
 #define _GNU_SOURCE 1
 #include <gtk/gtk.h>
 #include <restoration.h>
@@ -160,6 +162,11 @@ static gboolean apply_test_changes(gpointer user_data) {
         return G_SOURCE_REMOVE;
     }
     if (g_getenv("NOTES_READY")) g_timeout_add(50, wait_saved, a);
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean quit_now(gpointer user_data) {
+    gtk_window_close(((app *)user_data)->window);   /* as the title bar's close button */
     return G_SOURCE_REMOVE;
 }
 
@@ -303,9 +310,11 @@ static void activate(GtkApplication *gapp, gpointer user_data) {
     fprintf(stderr, "notes: %s\n", rst_restore_reason_name(a->reason));
 
     gtk_window_present(a->window);
+    gtk_widget_grab_focus(GTK_WIDGET(a->search));   /* type to search: GTK selects its text */
     if (g_getenv("NOTES_SET")) g_timeout_add(300, resize_first, a);
     else start_loop(a);
     if (g_getenv("NOTES_DUMP")) g_timeout_add(300, dump_state, a);
+    if (g_getenv("NOTES_QUIT_MS")) g_timeout_add((guint)atoi(g_getenv("NOTES_QUIT_MS")), quit_now, a);
 }
 
 int main(int argc, char **argv) {
