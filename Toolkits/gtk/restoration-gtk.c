@@ -70,6 +70,7 @@ typedef struct node {
     gboolean applied_once;
     gboolean secret;            /* an entry once seen hiding its text: never saved */
     gboolean laying_out;        /* a scroll's bounds moved in this dispatch (a layout) */
+    double bounds[WATCHED][2];  /* a watched adjustment's upper and page size, last seen */
     guint layout_idle;          /* clears `laying_out` before the next input is handled */
     double last_upper[2];       /* the content's size at the last frame (h, v) */
     gboolean top_looked;        /* top_pos: where the restored top row is in the model */
@@ -654,10 +655,23 @@ static void on_cursor(GObject *o, GParamSpec *p, gpointer data) {
     seen(data, !selects_all(GTK_EDITABLE(o)));
 }
 
-/* A layout changes an adjustment's bounds ("changed") and then, if the
- * value no longer fits or the content moved, its value: a value changed
- * while the bounds just moved is the layout's. The flag is cleared by an
- * idle of high priority, which runs before the next frame handles input. */
+/* A layout changes an adjustment's bounds and, when the value no longer
+ * fits or the content moved, its value: GTK 4 emits "value-changed" with
+ * the new bounds already in place, then "changed". A value changed while
+ * its bounds differ from those last seen, or after a "changed" in the same
+ * dispatch, is the layout's. `laying_out` is cleared by an idle of high
+ * priority, which runs before the next frame handles input. */
+static gboolean bounds_moved(node *n, GtkAdjustment *a) {
+    for (int i = 0; i < WATCHED; i++) {
+        if (n->watched[i] != (GObject *)a) continue;
+        double upper = gtk_adjustment_get_upper(a), page = gtk_adjustment_get_page_size(a);
+        gboolean moved = upper != n->bounds[i][0] || page != n->bounds[i][1];
+        n->bounds[i][0] = upper;
+        n->bounds[i][1] = page;
+        return moved;
+    }
+    return FALSE;
+}
 static gboolean layout_over(gpointer data) {
     node *n = data;
     n->laying_out = FALSE;
@@ -666,15 +680,15 @@ static gboolean layout_over(gpointer data) {
 }
 static void on_bounds(GtkAdjustment *a, gpointer data) {
     node *n = data;
-    (void)a;
+    (void)bounds_moved(n, a);
     n->laying_out = TRUE;
     if (!n->layout_idle) n->layout_idle = g_idle_add_full(G_PRIORITY_HIGH, layout_over, n, NULL);
 }
 /* A layout moving a scroll position being restored is not the user's. */
 static void on_scrolled(GtkAdjustment *a, gpointer data) {
     node *n = data;
-    (void)a;
-    if (!n->pending) seen(n, !n->laying_out);
+    gboolean layout = bounds_moved(n, a) || n->laying_out;
+    if (!n->pending) seen(n, !layout);
 }
 static void on_selection(GtkSelectionModel *m, guint pos, guint count, gpointer data) {
     (void)m; (void)pos; (void)count;
@@ -722,6 +736,8 @@ static void rewatch(node *n) {
         break;
     default: break;
     }
+    for (int i = 0; i < WATCHED; i++)
+        if (n->watched[i] && GTK_IS_ADJUSTMENT(n->watched[i])) (void)bounds_moved(n, GTK_ADJUSTMENT(n->watched[i]));
 }
 static void on_replaced(GObject *o, GParamSpec *p, gpointer data) {
     (void)o; (void)p;
