@@ -13,7 +13,13 @@
 #   4. switch page and type, resize the window from outside (xdotool), then
 #      SIGTERM at once (autosave 60 s away): the signal save keeps it, the
 #      process ends by SIGTERM, next launch RELAUNCH;
-#   5. type, then close the window at once: the save at close-request keeps it.
+#   5. type, then close the window at once: the save at close-request keeps it;
+#   6. on the details page, type a title and click at its start, then close
+#      the window (saved); then launch twice more with no input at all and
+#      close: the title entry takes the focus and GTK selects its text
+#      (select-on-focus moves the cursor), which is not a change, so neither
+#      launch writes anything: the archive's inode and mtime are unchanged
+#      and no generation file appears or changes.
 # Before them, Tests/gtk/widgets.c checks every supported widget type and
 # the failures (bad archive values, skipped, duplicate and invalid names,
 # destroyed widgets and engines).
@@ -161,4 +167,27 @@ expect "reason=RST_REASON_RELAUNCH"
 expect "entry=after close"
 expect "note=closed at once"
 expect "divider=300"
+
+# 6. An idle relaunch writes nothing. A session leaves the details page
+#    shown, its title typed and the cursor clicked to the start, and closes.
+rm -f "$WORK/ready"
+NOTES_AUTOSAVE_MS=60000 NOTES_SET="page=details;title=Groceries;title_cursor=0" NOTES_READY_DIRTY="$WORK/ready" NOTES_CLOSE=1 \
+  timeout 60 "$WORK/notes" "$STATE" > "$WORK/run6.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx dirty "$WORK/ready" 2>/dev/null && ok "details page: typed and closed" || bad "details page session: exit $rc: $(cat "$WORK/run6.log")"
+# What is in the state directory: every file's name, inode, size and mtime (ns).
+listing() { (cd "$STATE" && for f in *; do [ "$f" = notes.rst.lock ] || stat -c '%n %i %s %Y.%y' "$f"; done); }
+BEFORE=$(listing)
+for launch in 1 2; do
+    NOTES_QUIT_MS=2000 timeout 60 "$WORK/notes" "$STATE" > "$WORK/idle$launch.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q RST_REASON_RELAUNCH "$WORK/idle$launch.log" && ok "idle launch $launch: RELAUNCH, closed" \
+      || bad "idle launch $launch: exit $rc: $(cat "$WORK/idle$launch.log")"
+    AFTER=$(listing)
+    if [ "$AFTER" = "$BEFORE" ]; then ok "idle launch $launch wrote nothing (inode, size, mtime and generations unchanged)"
+    else bad "idle launch $launch wrote: before: $(echo $BEFORE) after: $(echo $AFTER)"; fi
+done
+SHOT= dump after-idle
+expect "page=details"
+expect "title=Groceries"
 finish
