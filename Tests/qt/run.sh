@@ -14,7 +14,9 @@
 #  3. SIGTERM right after a change (autosave in 60 s): it ends by SIGTERM,
 #     the change saved; relaunch RELAUNCH with it;
 #  4. the window closed right after a change (autosave in 60 s): the save
-#     when it closes keeps it; relaunch with it.
+#     when it closes keeps it; relaunch with it;
+#  5. the window maximized with no window manager (its geometry does not
+#     move): once autosaved, kill -9; the relaunch is maximized.
 # Screenshots: .build/qt-notes-{before,restored,sigterm,closed}.png.
 #   Tests/qt/run.sh [SUMMARY_FILE]
 set -u
@@ -178,6 +180,24 @@ touch "$WORK/dump.quit"; wait "$NPID"; NPID=
 expect "reason=RST_REASON_RELAUNCH"
 expect "search=after close"
 expect "editor=first line\\nsecond line"
+
+# 5. Maximized with no window manager (the geometry does not move): a change,
+#    autosaved; kill -9; the relaunch is maximized.
+rm -f "$WORK/ready"
+NOTES_SET="maximize=1" NOTES_READY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run7.log" 2>&1 &
+NPID=$!
+wait_file "$WORK/ready" || bad "maximized: no autosave: $(cat "$WORK/run7.log")"
+grep -qx "maximized=1" "$WORK/ready" 2>/dev/null && ok "maximized by the session" || bad "not maximized: $(tr '\n' ' ' < "$WORK/ready" 2>/dev/null)"
+kill -9 "$NPID"; wait "$NPID" 2>/dev/null; NPID=
+rm -f "$WORK/dump" "$WORK/dump.quit"
+NOTES_AUTOSAVE_MS=60000 NOTES_DUMP="$WORK/dump" "$WORK/notes" "$STATE" > "$WORK/run8.log" 2>&1 &
+NPID=$!
+wait_file "$WORK/dump" || { bad "relaunch after the maximize wrote no state: $(cat "$WORK/run8.log")"; finish; }
+touch "$WORK/dump.quit"; wait "$NPID"; NPID=
+expect "reason=RST_REASON_RECOVER"
+expect "maximized=1"
+expect "dirty_at_start=0"
+expect "search=after close"
 
 if grep -h 'restoration-qt:' "$WORK"/run*.log; then bad "restoration-qt warnings (above)"; else ok "no restoration-qt warning"; fi
 finish
