@@ -20,9 +20,11 @@
 #      (select-on-focus moves the cursor), which is not a change, so neither
 #      launch writes anything: the archive's inode and mtime are unchanged
 #      and no generation file appears or changes.
-# Before them, Tests/gtk/widgets.c checks every supported widget type and
-# the failures (bad archive values, skipped, duplicate and invalid names,
-# destroyed widgets and engines).
+# Before them, the manual page restoration-gtk(3) as make install-gtk
+# installs it (mandoc -T lint, every function named), and Tests/gtk/widgets.c
+# checks every supported widget type and the failures (bad archive values,
+# skipped, duplicate and invalid names, destroyed widgets and engines), what
+# GTK moves by itself, transparency, notebook page names, classes.
 # Screenshots (the whole X screen, xwd → PNG) are kept in $GTK_ARTEFACTS
 # (default .build/gtk-test/): before.png, restored.png, restored-reversed.png.
 #   Tests/gtk/run.sh [SUMMARY_FILE]
@@ -52,6 +54,26 @@ cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk Examples/gtk-notes/no
    -L"$LIB" -lrestoration-gtk -L"$BIN" -lrestoration -Wl,-rpath,"$LIB" -Wl,-rpath,"$BIN" -o "$WORK/notes" \
    || { bad "compile Examples/gtk-notes/notes.c"; finish; }
 ok "compiled"
+
+# The manual page restoration-gtk(3), as make install-gtk installs it (staged,
+# with this build standing for the release one): no mandoc -T lint warning,
+# every function of the header in it; make uninstall-gtk removes it.
+mkdir -p "$WORK/fakedist/gtk"
+cp -P "$LIB"/librestoration-gtk.so* "$WORK/fakedist/gtk/" && : > "$WORK/fakedist/gtk/restoration-gtk.pc"
+MAN3="$WORK/dest/usr/share/man/man3/restoration-gtk.3"
+if make --no-print-directory -o dist-gtk install-gtk DIST="$WORK/fakedist" DESTDIR="$WORK/dest" PREFIX=/usr > "$WORK/install.log" 2>&1 \
+   && [ -f "$MAN3" ]; then
+    LINT=$(mandoc -T lint -W warning "$MAN3" 2>&1)
+    [ -z "$LINT" ] && ok "restoration-gtk(3) installed, no mandoc -T lint warning" || bad "mandoc -T lint restoration-gtk.3: $LINT"
+    missing=
+    for f in $(sed -n 's/^RST_GTK_API [^(]*[ *]\(rst_gtk_[a-z_]*\)(.*/\1/p' Toolkits/gtk/restoration-gtk.h); do
+        grep -q "^\.Nm $f\b" "$MAN3" && grep -q "^\.Fn $f " "$MAN3" || missing="$missing $f"
+    done
+    [ -z "$missing" ] && ok "restoration-gtk(3) names and declares every function of restoration-gtk.h" || bad "restoration-gtk(3) lacks:$missing"
+    grep -q '@VERSION@\|@DATE@' "$MAN3" && bad "restoration-gtk(3): a placeholder left" || ok "restoration-gtk(3): version and date filled in"
+else bad "make install-gtk (staged): $(cat "$WORK/install.log")"; fi
+make --no-print-directory uninstall-gtk DESTDIR="$WORK/dest" PREFIX=/usr > /dev/null 2>&1
+[ -z "$(find "$WORK/dest" -type f -o -type l)" ] && ok "make uninstall-gtk removes it all" || bad "left after uninstall-gtk: $(find "$WORK/dest" -type f -o -type l)"
 
 # Xvfb on a free display (it writes the number it took).
 exec 9<> "$WORK/display"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# restoration-qt under Xvfb: make install-qt / uninstall-qt staged, an app
+# restoration-qt under Xvfb: make install-qt / uninstall-qt staged (the
+# manual page restoration-qt(3) linted, every function in it), an app
 # built with pkg-config alone, Tests/qt/widgets.cpp (every widget type, the
 # library's failures; again under ASan and UBSan), then Examples/qt-notes
 # as a user sees it:
@@ -60,6 +61,18 @@ if make --no-print-directory install-qt QT_RST_LIB="$BIN" QT_OUT="$WORK/qt" DEST
    && grep -qx 'libdir=/usr/lib' "$DEST/usr/lib/pkgconfig/restoration-qt.pc"; then
   ok "make install-qt (staged)"
 else bad "make install-qt: $(cat "$WORK/install.log"; find "$DEST" | tr '\n' ' ')"; fi
+# Its manual page, restoration-qt(3): no mandoc -T lint warning, every function of the header in it.
+MAN3="$DEST/usr/share/man/man3/restoration-qt.3"
+if [ -f "$MAN3" ]; then
+  LINT=$(mandoc -T lint -W warning "$MAN3" 2>&1)
+  [ -z "$LINT" ] && ok "restoration-qt(3) installed, no mandoc -T lint warning" || bad "mandoc -T lint restoration-qt.3: $LINT"
+  missing=
+  for f in $(sed -n 's/^RESTORATION_QT_API [^(]*[ *]\([A-Za-z]*\)(.*/\1/p' Toolkits/qt/restoration-qt.h); do
+    grep -q "^\.Nm RestorationQt::$f\b" "$MAN3" && grep -q "^\.Fn RestorationQt::$f " "$MAN3" || missing="$missing $f"
+  done
+  [ -z "$missing" ] && ok "restoration-qt(3) names and declares every function of restoration-qt.h" || bad "restoration-qt(3) lacks:$missing"
+  grep -q '@VERSION@\|@DATE@' "$MAN3" && bad "restoration-qt(3): a placeholder left" || ok "restoration-qt(3): version and date filled in"
+else bad "make install-qt installed no restoration-qt.3"; fi
 make --no-print-directory uninstall-qt DESTDIR="$DEST" PREFIX=/usr > /dev/null 2>&1
 [ -z "$(find "$DEST" -type f -o -type l)" ] && ok "make uninstall-qt removes it all" || bad "left after uninstall-qt: $(find "$DEST" -type f -o -type l)"
 # An app built with pkg-config alone against an installed prefix (librestoration's
