@@ -18,7 +18,7 @@
 #pragma weak rst_coder_set_sensitivity
 
 #define SKIP_KEY     "rst-gtk-skip"
-#define CLEAR_KEY    "rst-gtk-transparent"
+#define TRANSPARENT_KEY "rst-gtk-transparent"
 #define NODE_KEY     "rst-gtk-node"
 #define IDENTITY_KEY "rst-gtk-identity"
 /* Frames a restored scroll offset waits for the content to grow to it. */
@@ -859,7 +859,7 @@ static void walk(tracker *t, node *top, GtkWidget *w, rst_object *parent, rst_st
     for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
         if (g_object_get_data(G_OBJECT(c), SKIP_KEY)) continue;
         const char *id = widget_id(c);
-        gboolean clear = g_object_get_data(G_OBJECT(c), CLEAR_KEY) != NULL;
+        gboolean transparent = g_object_get_data(G_OBJECT(c), TRANSPARENT_KEY) != NULL;
         if (!id) { walk(t, top, c, parent, first); continue; }
         node *n = NULL;
         rst_status s = add_node(t, top, c, id, parent, &n);
@@ -870,7 +870,7 @@ static void walk(tracker *t, node *top, GtkWidget *w, rst_object *parent, rst_st
             if (*first == RST_OK) *first = s;
             continue;
         }
-        walk(t, top, c, clear ? parent : n->object, first);   /* transparent: its children beside it */
+        walk(t, top, c, transparent ? parent : n->object, first);   /* transparent: its children beside it */
     }
 }
 
@@ -966,7 +966,7 @@ rst_status rst_gtk_skip(GtkWidget *widget) {
 
 rst_status rst_gtk_set_transparent(GtkWidget *widget) {
     g_return_val_if_fail(GTK_IS_WIDGET(widget), RST_ERR_INVALID);
-    g_object_set_data(G_OBJECT(widget), CLEAR_KEY, GINT_TO_POINTER(1));
+    g_object_set_data(G_OBJECT(widget), TRANSPARENT_KEY, GINT_TO_POINTER(1));
     return RST_OK;
 }
 
