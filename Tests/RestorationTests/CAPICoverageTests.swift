@@ -215,12 +215,16 @@ final class CAPICoverageTests: XCTestCase {
 
         let table = try Self.hostTable()
         XCTAssertGreaterThan(table.members.count, 60, "the members of rst_host_api: \(table.members)")
+        // A member is the C function its `#define` names; the members added
+        // later have no `#define` (plugins check them with RST_HOST_API_HAS)
+        // and are `rst_<member>`, but for these.
+        let renamed = ["mem_free": "rst_free", "export_state": "rst_export"]
         for member in table.members {
-            guard let c = table.cNames[member] else {
-                XCTFail("restoration_plugin.h: rst_host_api member '\(member)' has no `#define rst_… rst_plugin_api__->\(member)`")
-                continue
+            let c = table.cNames[member] ?? renamed[member] ?? "rst_\(member)"
+            if functions[c] == nil {
+                // A host function with no RST_API twin: it needs a Swift twin of its own.
+                functions["rst_host_api.\(member)"] = "restoration_plugin.h (a member with no RST_API function \(c))"
             }
-            if functions[c] == nil { functions[c] = "restoration_plugin.h (rst_host_api.\(member))" }
         }
 
         let missing = functions.keys.filter { Self.twins[$0] == nil }.sorted()
