@@ -14,11 +14,60 @@
 #   3. every such page is free of `mandoc -T lint` warnings.
 # Each link, reference and page checked counts once; a failure prints
 #   file:line: link → why
+# Before the repository, the checker runs on a small tree of its own with
+# known faults and must report exactly those (one more check: "self-test").
 #   Tests/docs/links.sh [SUMMARY_FILE] [FILE.md …]   (default: README.md docs/**/*.md)
+#   DOCS_ROOT=DIR Tests/docs/links.sh …              (check another tree; no self-test)
 set -u
-cd "$(dirname "$0")/../.."
+HERE=$(cd "$(dirname "$0")" && pwd)
+cd "${DOCS_ROOT:-$HERE/../..}" || exit 1
 SUMMARY=${1:-/dev/null}
 shift || true
+SELF_PASS=0; SELF_FAIL=0
+
+self_test() {
+    local t out want
+    t=$(mktemp -d) || return 1
+    mkdir -p "$t/docs/man" "$t/src"
+    printf '# Top\n\nSee [the guide](docs/GUIDE.md#two-words) and [gone](docs/GONE.md).\n' > "$t/README.md"
+    cat > "$t/docs/GUIDE.md" <<'MD'
+# Guide
+## Two `words`
+## Two words
+Setext heading
+--------------
+[ok](#two-words-1) [ok](#setext-heading) [ok](../src/a.c#L3) [ok](../src)
+[bad anchor](#three) [outside](../../secret.md) [no anchor here](../src/a.c#main)
+`[in code](nowhere.md)` and see `OTHER.md` and FORMAT.md
+```
+[in a fence](nowhere.md)
+```
+[ref]: GUIDE.md#nope
+MD
+    printf 'int a;\n' > "$t/src/a.c"
+    printf '# Format\n' > "$t/FORMAT.md"
+    printf '.TH RESTORATION-X 3 @DATE@ "x @VERSION@"\n.SH NAME\nx \\- y\n.SH SEE ALSO\n.BR restoration\\-y (3),\n.BR restoration\\-x (3)\n' > "$t/docs/man/restoration-x.3"
+    out=$(DOCS_ROOT="$t" "$HERE/links.sh" /dev/null 2>&1)
+    want="README.md:3: docs/GONE.md → no such file or folder: docs/GONE.md
+docs/GUIDE.md:7: #three → docs/GUIDE.md has no heading whose anchor is #three
+docs/GUIDE.md:7: ../../secret.md → points outside the repository (../secret.md)
+docs/GUIDE.md:7: ../src/a.c#main → #main in src/a.c, which is not markdown (only #L<line> anchors can be checked there)
+docs/GUIDE.md:8: OTHER.md → names a document that is not in the repository (looked beside the file and at the root)
+docs/GUIDE.md:12: GUIDE.md#nope → docs/GUIDE.md has no heading whose anchor is #nope
+docs/man/restoration-x.3:5: restoration-y(3) → no page restoration-y.3 in the repository, nor one the Makefile generates
+docs: 8 passed, 7 failed"
+    rm -rf "$t"
+    if [ "$out" = "$want" ]; then
+        SELF_PASS=1
+    else
+        SELF_FAIL=1
+        echo "self-test: FAILED: the checker's report on its own faulty tree differs; got:"
+        echo "$out"
+        echo "--- expected:"
+        echo "$want"
+    fi
+}
+[ -z "${DOCS_ROOT:-}" ] && self_test
 
 if ! command -v python3 >/dev/null 2>&1; then
     echo "docs: FAILED: python3 is not installed (make test-docs installs it)"
@@ -26,12 +75,12 @@ if ! command -v python3 >/dev/null 2>&1; then
     exit 1
 fi
 
-python3 - "$SUMMARY" "$@" <<'PY'
+python3 - "$SUMMARY" "$SELF_PASS" "$SELF_FAIL" "$@" <<'PY'
 import os, re, subprocess, sys, shutil, unicodedata, urllib.parse, tempfile
 
 summary = sys.argv[1]
 root = os.path.realpath(".")
-passed = failed = 0
+passed, failed = int(sys.argv[2]), int(sys.argv[3])     # the self-test's
 SKIP_DIRS = {".git", ".build", ".build-install", ".swiftpm", "node_modules"}
 
 def ok():
@@ -182,7 +231,7 @@ def check_markdown(path):
             check_target(where, path, m.group(1))
         check_mentions(where, path, plain.replace("\0", " ").replace("\1", "[").replace("\2", "]"))
 
-files = sys.argv[2:]
+files = sys.argv[4:]
 if not files:
     files = ["README.md"] + sorted(p for p in walk("docs") if p.endswith(".md"))
 for f in files:
