@@ -141,6 +141,7 @@ test: deps
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-python TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-docs TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -167,6 +168,19 @@ deps-python:
 	fi
 test-python: deps-python
 	CONFIG=$(CONFIG) Python/tests/run.sh $(TEST_SUMMARY)
+
+# The docs as a reader follows them (Tests/docs/links.sh): every relative link
+# of README.md and docs/*.md resolves inside the repository, anchors included,
+# every document named exists, the manual pages name only pages we ship and
+# pass `mandoc -T lint`. Needs python3 and mandoc (installed when missing).
+.PHONY: test-docs
+test-docs:
+	@if ! command -v python3 >/dev/null 2>&1 || ! command -v mandoc >/dev/null 2>&1; then \
+	  echo "installing python3 mandoc"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq python3 mandoc; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq python3 mandoc; fi; \
+	fi
+	Tests/docs/links.sh $(TEST_SUMMARY)
 
 # What LifecycleRecipeTests compiles the docs' recipes against (GTK 4, Qt 6,
 # libuv, ncurses), so a fresh machine's `make test` has them before swift test.
