@@ -268,6 +268,8 @@ try:
 except OSError:
     pass
 date = subprocess.run(["date", "-u", "+%Y-%m-%d"], capture_output=True, text=True).stdout.strip()
+mdoc_date = subprocess.run(["date", "-u", "+%B %-d, %Y"], capture_output=True, text=True,
+                           env=dict(os.environ, LC_ALL="C")).stdout.strip()
 
 XR = [re.compile(r"^\.BR\s+\\?\"?([A-Za-z0-9_.\\-]+)\"?\s+\((\d)\)"),       # .BR name (3)
       re.compile(r"\\fB([A-Za-z0-9_.\\-]+)\\f[RP]\s*\((\d)\)"),           # \fBname\fR(3)
@@ -292,12 +294,20 @@ for p in pages:
         bad(rel(p), "mandoc -T lint", "mandoc is not installed (make test-docs installs it)")
         continue
     with tempfile.NamedTemporaryFile("w", suffix=os.path.splitext(p)[1], delete=False) as t:
-        t.write("\n".join(lines).replace("@VERSION@", version).replace("@DATE@", date))
+        # mdoc pages (.Dd) take the date as the Makefile writes it for them
+        is_mdoc = any(l.startswith(".Dd") for l in lines)
+        t.write("\n".join(lines).replace("@VERSION@", version).replace("@DATE@", mdoc_date if is_mdoc else date))
         tmp = t.name
     r = subprocess.run([mandoc, "-T", "lint", tmp], capture_output=True, text=True)
     os.unlink(tmp)
     out = (r.stdout + r.stderr).replace(tmp, rel(p)).strip()
-    if out or r.returncode not in (0,):
+    # an .Xr to a page this repository ships (checked above) is "not found"
+    # only because it is not installed on this machine yet
+    out = "\n".join(l for l in out.split("\n")
+                    if not (re.search(r"referenced manual not found: Xr (\S+) (\d)", l)
+                            and "%s.%s" % re.search(r"Xr (\S+) (\d)", l).groups() in shipped)).strip()
+    # mandoc exits 1 for STYLE messages alone: what counts is what is left
+    if out or r.returncode not in (0, 1):
         for l in (out.split("\n") if out else [f"exit status {r.returncode}"]):
             bad(rel(p), "mandoc -T lint", l)
     else:
