@@ -11,6 +11,7 @@
 #include "etcd_parse.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -697,6 +698,131 @@ static void save_sync(etcd_store *s) {
     else { fclose(f); unlink(tmp); }
 }
 
+
+/* ------------------------------------------------ the local copy's slots */
+
+/* The file store keeps every slot but the conflict copies, which this
+ * store keeps itself as cache_dir/conflict-<index> (written as the file
+ * store writes: a temporary file, fsync, rename). */
+typedef struct lhold { void *inner; unsigned char *mem; } lhold;
+
+static void conflict_path(const etcd_store *s, uint64_t index, char *out, size_t cap) {
+    snprintf(out, cap, "%s/conflict-%020" PRIu64, s->cache_dir, index);
+}
+
+static rst_status l_read(etcd_store *s, rst_slot slot, uint64_t index, const void **d, size_t *n, void **h) {
+    lhold *lh = calloc(1, sizeof *lh);
+    if (!lh) return RST_ERR_NOMEM;
+    if (slot != RST_SLOT_CONFLICT) {
+        rst_status st = s->lops->read(s->lctx, slot, index, d, n, &lh->inner);
+        if (st != RST_OK) { free(lh); return st; }
+        *h = lh;
+        return RST_OK;
+    }
+    char path[4200];
+    conflict_path(s, index, path, sizeof path);
+    FILE *f = fopen(path, "rbe");
+    if (!f) { free(lh); return errno == ENOENT ? RST_ERR_NOT_FOUND : RST_ERR_IO; }
+    size_t cap = 65536, len = 0;
+    unsigned char *m = malloc(cap);
+    while (m) {
+        size_t got = fread(m + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        unsigned char *g = realloc(m, cap * 2);
+        if (!g) { free(m); m = NULL; break; }
+        m = g;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!m || bad) { free(m); free(lh); return m ? RST_ERR_IO : RST_ERR_NOMEM; }
+    lh->mem = m;
+    *d = m;
+    *n = len;
+    *h = lh;
+    return RST_OK;
+}
+
+static void l_release(etcd_store *s, void *h) {
+    lhold *lh = h;
+    if (!lh) return;
+    if (lh->inner) s->lops->release(s->lctx, lh->inner);
+    free(lh->mem);
+    free(lh);
+}
+
+static rst_status l_write(etcd_store *s, rst_slot slot, uint64_t index, const void *d, size_t n) {
+    if (slot != RST_SLOT_CONFLICT) return s->lops->write(s->lctx, slot, index, d, n);
+    char path[4200], tmp[4300];
+    conflict_path(s, index, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return set_error(RST_ERR_IO, "%s: '%s': %s", atomic_load(&s->describe), tmp, strerror(errno));
+    const unsigned char *p = d;
+    size_t at = 0;
+    while (at < n) {
+        ssize_t w = write(fd, p + at, n - at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    int ok = at == n && fsync(fd) == 0;
+    close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return set_error(RST_ERR_IO, "%s: '%s': %s", atomic_load(&s->describe), path, strerror(e));
+    }
+    return RST_OK;
+}
+
+static rst_status l_remove(etcd_store *s, rst_slot slot, uint64_t index) {
+    if (slot != RST_SLOT_CONFLICT) return s->lops->remove(s->lctx, slot, index);
+    char path[4200];
+    conflict_path(s, index, path, sizeof path);
+    if (unlink(path) != 0 && errno != ENOENT) return RST_ERR_IO;
+    return RST_OK;
+}
+
+static int cmp_u64(const void *a, const void *b);
+
+static rst_status l_list(etcd_store *s, rst_slot slot, uint64_t *indexes, size_t cap, size_t *count) {
+    if (slot != RST_SLOT_CONFLICT) return s->lops->list(s->lctx, slot, indexes, cap, count);
+    DIR *dir = opendir(s->cache_dir);
+    if (!dir) return RST_ERR_IO;
+    uint64_t *all = NULL;
+    size_t n = 0, c = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        const char *nm = de->d_name;
+        if (strncmp(nm, "conflict-", 9) != 0 || strlen(nm) != 29) continue;
+        int ok = 1;
+        for (int k = 9; k < 29; k++) if (nm[k] < '0' || nm[k] > '9') ok = 0;
+        if (!ok) continue;
+        if (n == c) { c = c ? c * 2 : 16; uint64_t *g = realloc(all, c * sizeof *g); if (!g) break; all = g; }
+        all[n++] = strtoull(nm + 9, NULL, 10);
+    }
+    closedir(dir);
+    if (n) qsort(all, n, sizeof *all, cmp_u64);
+    for (size_t i = 0; i < n && i < cap; i++) indexes[i] = all[i];
+    *count = n;
+    free(all);
+    return RST_OK;
+}
+
+static rst_status l_move(etcd_store *s, rst_slot from, uint64_t fi, rst_slot to, uint64_t ti) {
+    if (from != RST_SLOT_CONFLICT && to != RST_SLOT_CONFLICT) return s->lops->move(s->lctx, from, fi, to, ti);
+    const void *d;
+    size_t n;
+    void *h;
+    rst_status st = l_read(s, from, fi, &d, &n, &h);
+    if (st != RST_OK) return st;
+    st = l_write(s, to, ti, d, n);
+    l_release(s, h);
+    return st == RST_OK ? l_remove(s, from, fi) : st;
+}
+
 /* --------------------------------------------------------------- reading */
 
 typedef struct hold { int local; void *lhold; unsigned char *mem; } hold;
@@ -808,8 +934,8 @@ static rst_status st_read(void *ctx, rst_slot slot, uint64_t index, const void *
             /* keep the local copy as the cluster has it */
             pthread_mutex_lock(&s->mu);
             if (!is_dirty(s, slot, index)) {
-                if (st == RST_OK) s->lops->write(s->lctx, slot, index, mem, n);
-                else s->lops->remove(s->lctx, slot, index);
+                if (st == RST_OK) l_write(s, slot, index, mem, n);
+                else l_remove(s, slot, index);
                 if (slot == RST_SLOT_ARCHIVE && !s->archive_pending) { s->archive_base = st == RST_OK ? rev : 0; save_sync(s); }
             }
             pthread_mutex_unlock(&s->mu);
@@ -826,7 +952,7 @@ static rst_status st_read(void *ctx, rst_slot slot, uint64_t index, const void *
     const void *d = NULL;
     size_t n = 0;
     void *lh = NULL;
-    rst_status st = s->lops->read(s->lctx, slot, index, &d, &n, &lh);
+    rst_status st = l_read(s, slot, index, &d, &n, &lh);
     if (st == RST_ERR_NOT_FOUND && !local_first) {
         free(h);
         return set_error(RST_ERR_UNAVAILABLE, "%s: the cluster cannot be reached and this machine has no copy of slot %s %" PRIu64,
@@ -845,7 +971,7 @@ static void st_release(void *ctx, void *hp) {
     etcd_store *s = ctx;
     hold *h = hp;
     if (!h) return;
-    if (h->local) s->lops->release(s->lctx, h->lhold);
+    if (h->local) l_release(s, h->lhold);
     free(h->mem);
     free(h);
 }
@@ -893,7 +1019,7 @@ static rst_status st_write(void *ctx, rst_slot slot, uint64_t index, const void 
                          atomic_load(&s->describe), len, s->max_bytes);
     pthread_mutex_lock(&s->mu);
     rst_status st = check_writable(s, slot);
-    if (st == RST_OK) st = s->lops->write(s->lctx, slot, index, data, len);
+    if (st == RST_OK) st = l_write(s, slot, index, data, len);
     if (st == RST_OK) {
         mark_dirty(s, slot, index);
         pthread_cond_broadcast(&s->cv);
@@ -909,7 +1035,7 @@ static void materialize(etcd_store *s, rst_slot slot, uint64_t index) {
     const void *d;
     size_t n;
     void *lh;
-    if (s->lops->read(s->lctx, slot, index, &d, &n, &lh) == RST_OK) { s->lops->release(s->lctx, lh); return; }
+    if (l_read(s, slot, index, &d, &n, &lh) == RST_OK) { l_release(s, lh); return; }
     pthread_mutex_lock(&s->mu);
     int dirty = is_dirty(s, slot, index);
     pthread_mutex_unlock(&s->mu);
@@ -917,7 +1043,7 @@ static void materialize(etcd_store *s, rst_slot slot, uint64_t index) {
     unsigned char *mem = NULL;
     int64_t rev = 0;
     call_result r;
-    if (read_remote(s, s->curl_caller, slot, index, &mem, &n, &rev, &r) == RST_OK) s->lops->write(s->lctx, slot, index, mem, n);
+    if (read_remote(s, s->curl_caller, slot, index, &mem, &n, &rev, &r) == RST_OK) l_write(s, slot, index, mem, n);
     call_result_free(&r);
     free(mem);
 }
@@ -932,7 +1058,7 @@ static rst_status st_move(void *ctx, rst_slot from, uint64_t fi, rst_slot to, ui
     if (st != RST_OK) return st;
     materialize(s, from, fi);
     pthread_mutex_lock(&s->mu);
-    st = s->lops->move(s->lctx, from, fi, to, ti);
+    st = l_move(s, from, fi, to, ti);
     if (st == RST_OK) {
         mark_dirty(s, to, ti);
         mark_dirty(s, from, fi);
@@ -954,10 +1080,10 @@ static rst_status st_link(void *ctx, rst_slot from, uint64_t fi, rst_slot to, ui
     const void *d;
     size_t n;
     void *lh;
-    st = s->lops->read(s->lctx, from, fi, &d, &n, &lh);
+    st = l_read(s, from, fi, &d, &n, &lh);
     if (st == RST_OK) {
-        st = s->lops->write(s->lctx, to, ti, d, n);
-        s->lops->release(s->lctx, lh);
+        st = l_write(s, to, ti, d, n);
+        l_release(s, lh);
     }
     if (st == RST_OK) {
         mark_dirty(s, to, ti);
@@ -973,7 +1099,7 @@ static rst_status st_remove(void *ctx, rst_slot slot, uint64_t index) {
     pthread_mutex_lock(&s->mu);
     rst_status st = check_writable(s, slot);
     if (st == RST_OK) {
-        st = s->lops->remove(s->lctx, slot, index);
+        st = l_remove(s, slot, index);
         if (st == RST_ERR_NOT_FOUND) st = RST_OK;
     }
     if (st == RST_OK) {
@@ -1003,7 +1129,7 @@ static rst_status st_list(void *ctx, rst_slot slot, uint64_t *indexes, size_t ca
     json_object_put(q);
     if (r.kind == CALL_NET) {
         set_offline(s, 1);
-        return s->lops->list(s->lctx, slot, indexes, cap, count);
+        return l_list(s, slot, indexes, cap, count);
     }
     if (r.kind != CALL_OK) return set_error(r.status, "%s", r.msg);
     etcd_kv *kvs = NULL;
@@ -1037,8 +1163,8 @@ static rst_status st_list(void *ctx, rst_slot slot, uint64_t *indexes, size_t ca
         const void *d;
         size_t dn;
         void *lh;
-        int present = s->lops->read(s->lctx, slot, idx, &d, &dn, &lh) == RST_OK;
-        if (present) s->lops->release(s->lctx, lh);
+        int present = l_read(s, slot, idx, &d, &dn, &lh) == RST_OK;
+        if (present) l_release(s, lh);
         size_t at = m;
         for (size_t k = 0; k < m; k++) if (all[k] == idx) at = k;
         if (present && at == m) {
@@ -1117,12 +1243,12 @@ static int publish_slot(etcd_store *s, CURL *c, rst_slot slot, uint64_t index, c
     const void *d = NULL;
     size_t n = 0;
     void *lh = NULL;
-    rst_status ls = s->lops->read(s->lctx, slot, index, &d, &n, &lh);
+    rst_status ls = l_read(s, slot, index, &d, &n, &lh);
     unsigned char *copy = NULL;
     if (ls == RST_OK) {
         copy = malloc(n ? n : 1);
         if (copy) memcpy(copy, d, n);
-        s->lops->release(s->lctx, lh);
+        l_release(s, lh);
     }
     pthread_mutex_unlock(&s->mu);
     memset(r, 0, sizeof *r);
@@ -1476,10 +1602,10 @@ static int reconcile(etcd_store *s, CURL *c, char *msg, size_t cap) {
         const void *d;
         size_t n;
         void *lh;
-        if (s->lops->read(s->lctx, RST_SLOT_ARCHIVE, 0, &d, &n, &lh) == RST_OK) {
+        if (l_read(s, RST_SLOT_ARCHIVE, 0, &d, &n, &lh) == RST_OK) {
             uint64_t idx = wall_ms();
-            s->lops->write(s->lctx, RST_SLOT_CONFLICT, idx, d, n);
-            s->lops->release(s->lctx, lh);
+            l_write(s, RST_SLOT_CONFLICT, idx, d, n);
+            l_release(s, lh);
             mark_dirty(s, RST_SLOT_CONFLICT, idx);
         }
         char who[400] = "another machine";
@@ -1498,10 +1624,10 @@ static int reconcile(etcd_store *s, CURL *c, char *msg, size_t cap) {
     for (rst_slot sl = RST_SLOT_ARCHIVE; sl <= RST_SLOT_CRASHED; sl++) {
         uint64_t idx[64];
         size_t cnt = 0;
-        if (s->lops->list(s->lctx, sl, idx, 64, &cnt) != RST_OK) continue;
+        if (l_list(s, sl, idx, 64, &cnt) != RST_OK) continue;
         for (size_t i = 0; i < cnt && i < 64; i++) {
             if (sl == RST_SLOT_ARCHIVE && s->archive_pending) { mark_dirty(s, sl, idx[i]); continue; }
-            if (!is_dirty(s, sl, idx[i])) s->lops->remove(s->lctx, sl, idx[i]);
+            if (!is_dirty(s, sl, idx[i])) l_remove(s, sl, idx[i]);
         }
     }
     save_sync(s);
@@ -1698,10 +1824,10 @@ static void *worker_main(void *arg) {
                     const void *d;
                     size_t n;
                     void *lh;
-                    if (s->lops->read(s->lctx, RST_SLOT_ARCHIVE, 0, &d, &n, &lh) == RST_OK) {
+                    if (l_read(s, RST_SLOT_ARCHIVE, 0, &d, &n, &lh) == RST_OK) {
                         uint64_t idx = wall_ms();
-                        s->lops->write(s->lctx, RST_SLOT_CONFLICT, idx, d, n);
-                        s->lops->release(s->lctx, lh);
+                        l_write(s, RST_SLOT_CONFLICT, idx, d, n);
+                        l_release(s, lh);
                         mark_dirty(s, RST_SLOT_CONFLICT, idx);
                     }
                     s->archive_pending = 0;
@@ -1768,14 +1894,7 @@ rst_status rst_etcd_flush(void *ctx, uint32_t timeout_ms) {
         while (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
-    int fenced = s->fenced, owning = s->owning;
     pthread_mutex_unlock(&s->mu);
-    if (fenced && !owning && target > 0) {
-        pthread_mutex_lock(&s->mu);
-        rst_status st = set_error(RST_ERR_FENCED, "%s: this state is owned by %s", atomic_load(&s->describe), s->fence_msg);
-        pthread_mutex_unlock(&s->mu);
-        return st;
-    }
     return RST_OK;
 }
 

@@ -31,9 +31,11 @@ create)
     initial+="${initial:+,}$n=http://127.0.0.1:$(cat "$DIR/$n.peer")"
   done
   token="rst-test-$$-$RANDOM"
+  scheme=${CLIENT_SCHEME:-http}
   for n in "${names[@]}"; do
     c=$(cat "$DIR/$n.client"); p=$(cat "$DIR/$n.peer")
-    args=(--name "$n" --data-dir "$DIR/$n.data" --listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c"
+    echo "$scheme" > "$DIR/$n.scheme"; [ -n "${CLIENT_CA:-}" ] && echo "$CLIENT_CA" > "$DIR/$n.ca"
+    args=(--name "$n" --data-dir "$DIR/$n.data" --listen-client-urls "$scheme://127.0.0.1:$c" --advertise-client-urls "$scheme://127.0.0.1:$c"
           --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$p"
           --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$token"
           --heartbeat-interval 50 --election-timeout 500 --unsafe-no-fsync --logger zap --log-outputs "$DIR/$n.log" "${extra[@]}")
@@ -47,10 +49,11 @@ start)
   exec "$0" "$DIR" wait-healthy "$n" ;;
 wait-healthy)
   for n in "$@"; do
-    c=$(cat "$DIR/$n.client")
+    url=$("$0" "$DIR" endpoint "$n")/health
+    ca=(); [ -f "$DIR/$n.ca" ] && ca=(--cacert "$(cat "$DIR/$n.ca")")
     ok=0
     for _ in $(seq 150); do
-      if curl -s -m 1 "http://127.0.0.1:$c/health" 2>/dev/null | grep -q '"health":"true"'; then ok=1; break; fi
+      if curl -s -m 1 "${ca[@]}" "$url" 2>/dev/null | grep -q '"health":"true"'; then ok=1; break; fi
       sleep 0.1
     done
     [ $ok = 1 ] || { echo "cluster.sh: member $n is not healthy after 15 s (log: $DIR/$n.log)" >&2; exit 1; }
@@ -70,7 +73,7 @@ kill)
     rm -f "$DIR/$n.pid"
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done
   fi ;;
-endpoint) echo "http://127.0.0.1:$(cat "$DIR/$1.client")" ;;
+endpoint) echo "$(cat "$DIR/$1.scheme" 2>/dev/null || echo http)://127.0.0.1:$(cat "$DIR/$1.client")" ;;
 leader|follower)
   want=$cmd
   for _ in $(seq 50); do

@@ -314,6 +314,7 @@ static void child_owner(const char *eps, const char *prefix, const char *machine
         int lost = wait_event(RST_STORE_EVENT_OWNER_LOST, 1, 5000);
         /* a conflict copy is still accepted */
         rst_status cst = s.ops->write(s.ctx, RST_SLOT_CONFLICT, 1234, b, n);
+        if (cst == RST_OK) cst = rst_etcd_flush(s.ctx, 8000);
         fprintf(stderr, "  stale owner's save: %s (%s); OWNER_LOST %s; conflict copy %s\n", rst_status_name(st), rst_etcd_last_error(),
                 lost ? "raised" : "NOT raised", rst_status_name(cst));
         _exit(st == RST_ERR_FENCED && lost && cst == RST_OK ? 0 : 1);
