@@ -110,6 +110,9 @@ typedef struct etcd_store {
     int      offline;
     int      handoff_raised;
     int      stop;
+    struct gc_seen *gc;          /* the collector's last pass (worker only) */
+    size_t   ngc;
+    uint32_t gc_interval_ms;
     int      worker_started;
     pthread_t worker;
     rst_store_host engine_host;
@@ -1198,18 +1201,21 @@ static void fence(etcd_store *s, const char *who) {
     if (!was) notify(s, RST_STORE_EVENT_OWNER_LOST);
 }
 
-/* Uploads the chunks of `data` that the cluster lacks and fills the head. */
-static int put_chunks(etcd_store *s, CURL *c, const unsigned char *data, size_t len, json_object *chunks, call_result *r) {
-    for (size_t at = 0; at < len || (at == 0 && len == 0 && 0); at += CHUNK_MAX) {
+/* Uploads the chunks of `data` that the cluster lacks (`always`: every one,
+ * so that a chunk the owner's collector is about to remove gets a new
+ * mod_revision and stays) and lists their digests in `chunks`. */
+static int put_chunks(etcd_store *s, CURL *c, const unsigned char *data, size_t len, int always, json_object *chunks, call_result *r) {
+    for (size_t at = 0; at < len; at += CHUNK_MAX) {
         size_t n = len - at < CHUNK_MAX ? len - at : CHUNK_MAX;
         char d[65], ck[1024];
         sha256_hex(data + at, n, d);
         chunk_key(s, d, ck, sizeof ck);
+        int64_t count = 0;
+        if (always) goto upload;
         json_object *q = range_req(ck, NULL, 0, 1);
         call(s, c, "/v3/kv/range", q, 1, r);
         json_object_put(q);
         if (r->kind != CALL_OK) return -1;
-        int64_t count = 0;
         char perr[ETCD_ERR_CAP];
         if (etcd_int64(r->body, "count", 0, &count, perr, sizeof perr) != 0) {
             call_result_free(r);
@@ -1219,6 +1225,7 @@ static int put_chunks(etcd_store *s, CURL *c, const unsigned char *data, size_t 
             return -1;
         }
         call_result_free(r);
+    upload:
         if (count == 0) {
             put_plain(s, c, ck, data + at, n, 0, r);
             if (r->kind != CALL_OK) return -1;
@@ -1265,7 +1272,7 @@ static int publish_slot(etcd_store *s, CURL *c, rst_slot slot, uint64_t index, c
     json_object *headv = NULL;
     if (copy) {
         json_object *chunks = json_object_new_array();
-        if (put_chunks(s, c, copy, n, chunks, r) != 0) { json_object_put(chunks); free(copy); return -1; }
+        if (put_chunks(s, c, copy, n, slot == RST_SLOT_CONFLICT, chunks, r) != 0) { json_object_put(chunks); free(copy); return -1; }
         sha256_hex(copy, n, digest);
         free(copy);
         headv = json_object_new_object();
@@ -1371,7 +1378,6 @@ static int publish_pending(etcd_store *s) {
         pthread_mutex_lock(&s->mu);
         if (s->ndirty == 0 || s->stop > 1) {
             s->pseq = s->wseq;
-            if (s->ndirty == 0 && s->archive_pending) { s->archive_pending = 0; save_sync(s); }
             pthread_cond_broadcast(&s->cv);
             pthread_mutex_unlock(&s->mu);
             return 0;
@@ -1391,7 +1397,12 @@ static int publish_pending(etcd_store *s) {
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < s->ndirty; i++) {
             if (s->dirty[i].slot == e.slot && s->dirty[i].index == e.index) {
-                if (s->dirty[i].seq == e.seq) s->dirty[i] = s->dirty[--s->ndirty];
+                if (s->dirty[i].seq == e.seq) {
+                    s->dirty[i] = s->dirty[--s->ndirty];
+                    /* the archive out: the local copy is no longer ahead (a
+                       failed publish keeps it ahead, and it is what reads see) */
+                    if (rc == 0 && e.slot == RST_SLOT_ARCHIVE) { s->archive_pending = 0; save_sync(s); }
+                }
                 break;
             }
         }
@@ -1409,6 +1420,98 @@ static int publish_pending(etcd_store *s) {
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
     }
+}
+
+
+/* ------------------------------------------------------ chunk collector */
+
+/* Chunks no head refers to are removed by the owner, on its own thread
+ * (so never during its own publish): a chunk goes when two passes at least
+ * gc_interval apart found it unreferenced with the same mod_revision, and
+ * its delete compares that mod_revision (a conflict copy's writer puts its
+ * chunks again, which moves it). */
+typedef struct gc_seen { char digest[65]; int64_t mod; } gc_seen;
+
+static int digest_listed(char (*list)[65], size_t n, const char *d) {
+    for (size_t i = 0; i < n; i++) if (strcmp(list[i], d) == 0) return 1;
+    return 0;
+}
+
+static void collect_chunks(etcd_store *s, CURL *c) {
+    char cdir[1024], sdir[1024];
+    snprintf(cdir, sizeof cdir, "%schunks/", s->prefix);
+    snprintf(sdir, sizeof sdir, "%sslots/", s->prefix);
+    char *cend = prefix_end(cdir), *send = prefix_end(sdir);
+    call_result r;
+    etcd_kv *chunks = NULL, *heads = NULL;
+    size_t nc = 0, nh = 0;
+    int64_t cnt = 0;
+    char perr[ETCD_ERR_CAP];
+    char (*refs)[65] = NULL;
+    size_t nrefs = 0, caprefs = 0;
+    gc_seen *next = NULL;
+    size_t nnext = 0;
+    if (!cend || !send) goto out;
+    json_object *q = range_req(cdir, cend, 1, 0);
+    call(s, c, "/v3/kv/range", q, 1, &r);
+    json_object_put(q);
+    if (r.kind != CALL_OK) { call_result_free(&r); goto out; }
+    if (etcd_range_kvs(r.body, &chunks, &nc, &cnt, perr, sizeof perr) != 0) { call_result_free(&r); goto out; }
+    call_result_free(&r);
+    q = range_req(sdir, send, 0, 0);
+    call(s, c, "/v3/kv/range", q, 1, &r);
+    json_object_put(q);
+    if (r.kind != CALL_OK) { call_result_free(&r); goto out; }
+    if (etcd_range_kvs(r.body, &heads, &nh, &cnt, perr, sizeof perr) != 0) { call_result_free(&r); goto out; }
+    call_result_free(&r);
+    for (size_t i = 0; i < nh; i++) {
+        etcd_head h;
+        /* a head that cannot be read keeps every chunk: collect nothing */
+        if (etcd_head_parse(heads[i].value, heads[i].value_len, &h, perr, sizeof perr) != 0) goto out;
+        for (size_t k = 0; k < h.nchunks; k++) {
+            if (nrefs == caprefs) {
+                caprefs = caprefs ? caprefs * 2 : 64;
+                char (*g)[65] = realloc(refs, caprefs * sizeof *refs);
+                if (!g) { etcd_head_free(&h); goto out; }
+                refs = g;
+            }
+            memcpy(refs[nrefs++], h.chunks[k], 65);
+        }
+        etcd_head_free(&h);
+    }
+    next = calloc(nc ? nc : 1, sizeof *next);
+    if (!next) goto out;
+    size_t cl = strlen(cdir);
+    for (size_t i = 0; i < nc; i++) {
+        if (chunks[i].key_len != cl + 64 || memcmp(chunks[i].key, cdir, cl) != 0) continue;
+        char d[65];
+        memcpy(d, chunks[i].key + cl, 64);
+        d[64] = 0;
+        if (!etcd_is_digest(d) || digest_listed(refs, nrefs, d)) continue;
+        int seen_before = 0;
+        for (size_t k = 0; k < s->ngc; k++)
+            if (strcmp(s->gc[k].digest, d) == 0 && s->gc[k].mod == chunks[i].mod_revision) seen_before = 1;
+        if (!seen_before) { memcpy(next[nnext].digest, d, 65); next[nnext++].mod = chunks[i].mod_revision; continue; }
+        char ck[1024];
+        chunk_key(s, d, ck, sizeof ck);
+        json_object *cmps = json_object_new_array(), *succ = json_object_new_array(), *failb = json_object_new_array();
+        json_object_array_add(cmps, cmp_rev(ck, "MOD", chunks[i].mod_revision));
+        json_object_array_add(succ, op_delete(ck));
+        int ok = 0;
+        txn(s, c, cmps, succ, failb, 1, &ok, NULL, NULL, &r);
+        call_result_free(&r);
+    }
+    free(s->gc);
+    s->gc = next;
+    s->ngc = nnext;
+    next = NULL;
+out:
+    free(next);
+    free(refs);
+    etcd_kvs_free(chunks, nc);
+    etcd_kvs_free(heads, nh);
+    free(cend);
+    free(send);
 }
 
 /* ------------------------------------------------------------ ownership */
@@ -1781,6 +1884,7 @@ static void *worker_main(void *arg) {
     CURL *c = s->curl_worker;
     uint64_t period = (uint64_t)s->ttl_s * 1000u / 3u;
     uint64_t next_tick = 0;
+    uint64_t next_gc = now_ms() + s->gc_interval_ms;
     uint64_t retry_at = 0;
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -1856,6 +1960,13 @@ static void *worker_main(void *arg) {
             int clean = s->ndirty == 0 && !s->pending_acquire;
             pthread_mutex_unlock(&s->mu);
             if (clean) set_offline(s, 0);
+            pthread_mutex_lock(&s->mu);
+            int may_collect = clean && s->owning && !s->fenced && !s->stop;
+            pthread_mutex_unlock(&s->mu);
+            if (may_collect && now_ms() >= next_gc) {
+                collect_chunks(s, c);
+                next_gc = now_ms() + s->gc_interval_ms;
+            }
         }
         if (stop) {
             pthread_mutex_lock(&s->mu);
@@ -1932,6 +2043,7 @@ static void st_destroy(void *ctx) {
     free(s->sync_path);
     free(s->token);
     free(s->dirty);
+    free(s->gc);
     for (describe_text *d = s->describes; d;) { describe_text *n = d->next; free(d); d = n; }
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->net_mu);
@@ -2039,6 +2151,9 @@ rst_status rst_etcd_store(const rst_etcd_options *o, const rst_store_ops **ops, 
     s->handoff_wait_ms = o->handoff_wait_ms;
     s->max_bytes = o->max_archive_bytes ? o->max_archive_bytes : ((size_t)8 << 20);
     machine_identity(s);
+    /* how often the owner removes chunks no head refers to (two passes apart) */
+    const char *gce = secure_getenv("RESTORATION_ETCD_GC_INTERVAL_MS");
+    s->gc_interval_ms = gce && atoi(gce) >= 100 ? (uint32_t)atoi(gce) : 60000;
     /* the local copy */
     if (o->cache_dir && *o->cache_dir) s->cache_dir = strdup(o->cache_dir);
     else {

@@ -5,7 +5,7 @@
 #   main  three members: round trips through another member, a follower then
 #         the leader killed during a save loop, two of three killed (offline,
 #         then online), an owner killed, a stale owner fenced, a handoff,
-#         failover past a dead endpoint, max_archive_bytes
+#         failover past a dead endpoint, max_archive_bytes, chunks collected
 #   auth  one member with authentication: a role per person on a prefix
 #   quota one member with --quota-backend-bytes: "database space exceeded"
 #   tls   one member serving https with a test CA
@@ -81,7 +81,7 @@ fi
 
 export ETCD_CLUSTER_SH="$CL" ETCD_CLUSTER_DIR="$OUT" ETCD_TEST_CA="$OUT/ca.pem" ETCD_TEST_OTHER_CA="$OUT/other.pem"
 export ETCD_TEST_TLS_ENDPOINT=$("$CL" "$OUT" endpoint t1)
-for s in roundtrip failover limit handoff owner-killed stale-owner kill-members offline auth quota tls; do
+for s in roundtrip failover limit chunk-gc handoff owner-killed stale-owner kill-members offline auth quota tls; do
   echo "== $s"
   t0=$(date +%s)
   if timeout -k 5 150 "$OUT/etcd_test" "$s"; then ok "$s ($(( $(date +%s) - t0 )) s)"; else bad "$s"; fi
