@@ -1406,6 +1406,19 @@ static int publish_pending(etcd_store *s) {
                 break;
             }
         }
+        if (rc != 0 && r.status == RST_ERR_FENCED && e.slot == RST_SLOT_ARCHIVE && s->archive_pending) {
+            /* this machine's unpublished archive is kept as a conflict copy */
+            const void *d;
+            size_t n;
+            void *lh;
+            if (l_read(s, RST_SLOT_ARCHIVE, 0, &d, &n, &lh) == RST_OK) {
+                uint64_t idx = wall_ms();
+                if (l_write(s, RST_SLOT_CONFLICT, idx, d, n) == RST_OK) mark_dirty(s, RST_SLOT_CONFLICT, idx);
+                l_release(s, lh);
+            }
+            s->archive_pending = 0;
+            save_sync(s);
+        }
         if (rc != 0) {
             s->pub_status = r.status;
             if (r.status == RST_ERR_FENCED)

@@ -5,10 +5,13 @@
 #   main  three members: round trips through another member, a follower then
 #         the leader killed during a save loop, two of three killed (offline,
 #         then online), an owner killed, a stale owner fenced, a handoff,
-#         failover past a dead endpoint, max_archive_bytes, chunks collected
-#   auth  one member with authentication: a role per person on a prefix
+#         failover past a dead endpoint, max_archive_bytes, chunks collected,
+#         a start while unreachable (then a conflict copy after a lost lease),
+#         an endpoint of another cluster
+#   auth  one member with authentication (tokens of 2 s): a role per person
+#         on a prefix, a wrong password, re-authentication
 #   quota one member with --quota-backend-bytes: "database space exceeded"
-#   tls   one member serving https with a test CA
+#   tls   one member serving https with a test CA, at most 256 KiB a request
 # then the parser's fuzz corpus replayed. Each scenario is a run of
 # Tests/etcd/etcd_test; every wait is bounded (a scenario gets 150 s).
 # Appends "etcd: N passed, M failed" to the summary file given as $1.
@@ -49,9 +52,9 @@ fi
   || { bad "make test certificates with openssl"; finish; }
 
 "$CL" "$OUT" create m1 m2 m3
-"$CL" "$OUT" create a1
+"$CL" "$OUT" create a1 -- --auth-token-ttl=2
 "$CL" "$OUT" create q1 -- --quota-backend-bytes=25165824
-CLIENT_SCHEME=https CLIENT_CA="$OUT/ca.pem" "$CL" "$OUT" create t1 -- --cert-file "$OUT/srv.pem" --key-file "$OUT/srv.key"
+CLIENT_SCHEME=https CLIENT_CA="$OUT/ca.pem" "$CL" "$OUT" create t1 -- --cert-file "$OUT/srv.pem" --key-file "$OUT/srv.key" --max-request-bytes=262144
 pids=()
 for m in m1 m2 m3 a1 q1 t1; do "$CL" "$OUT" start $m & pids+=($!); done
 started=1
@@ -81,7 +84,7 @@ fi
 
 export ETCD_CLUSTER_SH="$CL" ETCD_CLUSTER_DIR="$OUT" ETCD_TEST_CA="$OUT/ca.pem" ETCD_TEST_OTHER_CA="$OUT/other.pem"
 export ETCD_TEST_TLS_ENDPOINT=$("$CL" "$OUT" endpoint t1)
-for s in roundtrip failover limit chunk-gc handoff owner-killed stale-owner kill-members offline auth quota tls; do
+for s in roundtrip failover limit chunk-gc handoff owner-killed stale-owner kill-members offline offline-start cluster-change auth reauth quota tls too-large; do
   echo "== $s"
   t0=$(date +%s)
   if timeout -k 5 150 "$OUT/etcd_test" "$s"; then ok "$s ($(( $(date +%s) - t0 )) s)"; else bad "$s"; fi
