@@ -169,7 +169,8 @@ static void as_machine(const char *id) {
  * byte for byte through another, with a generation moved beside them. */
 static void scenario_roundtrip(void) {
     char eps[600];
-    const char *prefix = strdup(fresh_prefix("roundtrip"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("roundtrip"));
     as_machine("laptop");
     store w = open_store(ep("m1"), prefix, "w", NULL);
     CHECK_HAS(w.ops->describe(w.ctx), "etcd ");
@@ -220,7 +221,8 @@ static void scenario_roundtrip(void) {
 static void scenario_kill_members(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
-    const char *prefix = strdup(fresh_prefix("killsave"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("killsave"));
     as_machine("laptop");
     store w = open_store(eps, prefix, "w", NULL);
     CHECK_ST(w.ops->acquire(w.ctx), RST_OK);
@@ -261,7 +263,8 @@ static void scenario_kill_members(void) {
 static void scenario_offline(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
-    const char *prefix = strdup(fresh_prefix("offline"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("offline"));
     as_machine("laptop");
     store w = open_store(eps, prefix, "w", NULL);
     CHECK_ST(w.ops->acquire(w.ctx), RST_OK);
@@ -327,7 +330,8 @@ static void child_owner(const char *eps, const char *prefix, const char *machine
 static void scenario_owner_killed(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
-    const char *prefix = strdup(fresh_prefix("ownerkill"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("ownerkill"));
     int up[2], down[2];
     if (pipe(up) || pipe(down)) { failures++; return; }
     pid_t pid = fork();
@@ -367,7 +371,8 @@ static void scenario_owner_killed(void) {
 static void scenario_stale_owner(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
-    const char *prefix = strdup(fresh_prefix("stale"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("stale"));
     int up[2], down[2];
     if (pipe(up) || pipe(down)) { failures++; return; }
     pid_t pid = fork();
@@ -416,7 +421,8 @@ static void tune_handoff(rst_etcd_options *o) { o->handoff_wait_ms = 15000; }
 static void scenario_handoff(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
-    const char *prefix = strdup(fresh_prefix("handoff"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("handoff"));
     int up[2];
     if (pipe(up)) { failures++; return; }
     pid_t pid = fork();
@@ -457,7 +463,8 @@ static void scenario_handoff(void) {
 static void scenario_failover(void) {
     char eps[800];
     snprintf(eps, sizeof eps, "http://127.0.0.1:1,%s", ep("m2"));
-    const char *prefix = strdup(fresh_prefix("failover"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("failover"));
     as_machine("laptop");
     store w = open_store(eps, prefix, "w", NULL);
     CHECK_HAS(w.ops->describe(w.ctx), "at http://127.0.0.1:1");
@@ -472,7 +479,8 @@ static void scenario_failover(void) {
 /* max_archive_bytes: RST_ERR_LIMIT before anything is written anywhere. */
 static void tune_small(rst_etcd_options *o) { o->max_archive_bytes = 1000; }
 static void scenario_limit(void) {
-    const char *prefix = strdup(fresh_prefix("limit"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("limit"));
     as_machine("laptop");
     store w = open_store(ep("m1"), prefix, "w", tune_small);
     CHECK_ST(w.ops->acquire(w.ctx), RST_OK);
@@ -511,7 +519,8 @@ static void scenario_limit(void) {
 /* The quota cluster (--quota-backend-bytes): "database space exceeded" is
  * RST_ERR_LIMIT with etcd's words, and the local copy is kept. */
 static void scenario_quota(void) {
-    const char *prefix = strdup(fresh_prefix("quota"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("quota"));
     as_machine("laptop");
     store w = open_store(ep("q1"), prefix, "w", NULL);
     CHECK_ST(w.ops->acquire(w.ctx), RST_OK);
@@ -617,7 +626,8 @@ static int count_chunks(const char *endpoint, const char *prefix) {
  * names stay. */
 static void scenario_chunk_gc(void) {
     setenv("RESTORATION_ETCD_GC_INTERVAL_MS", "300", 1);
-    const char *prefix = strdup(fresh_prefix("gc"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("gc"));
     as_machine("laptop");
     store w = open_store(ep("m1"), prefix, "w", NULL);
     CHECK_ST(w.ops->acquire(w.ctx), RST_OK);
@@ -648,7 +658,8 @@ static void scenario_chunk_gc(void) {
  * while offline, with another machine publishing meanwhile, gets OWNER_LOST,
  * RST_ERR_FENCED, and its save as a conflict copy; the other's archive stays. */
 static void scenario_offline_start(void) {
-    const char *prefix = strdup(fresh_prefix("offstart"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("offstart"));
     char m3[256], m1[256];
     snprintf(m3, sizeof m3, "%s", ep("m3"));
     snprintf(m1, sizeof m1, "%s", ep("m1"));
@@ -707,7 +718,8 @@ static void scenario_offline_start(void) {
 /* An endpoint of another cluster among the endpoints: RST_ERR_IO naming
  * both cluster ids, never a write there. */
 static void scenario_cluster_change(void) {
-    const char *prefix = strdup(fresh_prefix("cluster"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("cluster"));
     char eps[600];
     snprintf(eps, sizeof eps, "%s,%s", ep("m1"), ep("q1"));
     as_machine("laptop");
