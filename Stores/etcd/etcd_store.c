@@ -1372,10 +1372,13 @@ static int publish_slot(etcd_store *s, CURL *c, rst_slot slot, uint64_t index, c
     return 0;
 }
 
-/* Publishes everything dirty; -1 when the cluster could not be reached. */
-static int publish_pending(etcd_store *s) {
+/* Publishes everything dirty, or until `until` (the lease's next
+ * keep-alive: a program that writes without pause never starves it); -1
+ * when the cluster could not be reached. */
+static int publish_pending(etcd_store *s, uint64_t until) {
     for (;;) {
         pthread_mutex_lock(&s->mu);
+        if (s->ndirty && now_ms() >= until && !s->stop) { pthread_mutex_unlock(&s->mu); return 0; }
         if (s->ndirty == 0 || s->stop > 1) {
             s->pseq = s->wseq;
             pthread_cond_broadcast(&s->cv);
@@ -1962,7 +1965,7 @@ static void *worker_main(void *arg) {
             next_tick = now + period;
         }
         if (!net_down) {
-            if (publish_pending(s) != 0) net_down = 1;
+            if (publish_pending(s, next_tick) != 0) net_down = 1;
         }
         if (net_down) {
             set_offline(s, 1);
