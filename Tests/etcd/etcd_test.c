@@ -854,6 +854,33 @@ static void scenario_killed_mid_publish(void) {
     free(neu);
 }
 
+/* An owner of this machine whose process is gone is taken over at once,
+ * without waiting for its lease. */
+static void scenario_same_machine(void) {
+    char eps[800];
+    snprintf(eps, sizeof eps, "%s,%s,%s", ep("m1"), ep("m2"), ep("m3"));
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s", fresh_prefix("samemachine"));
+    int up[2], down[2];
+    if (pipe(up) || pipe(down)) { failures++; return; }
+    setenv("RESTORATION_MACHINE_ID", "kiosk-7", 1);
+    pid_t pid = fork();
+    if (pid == 0) child_owner(eps, prefix, "kiosk-7", up[1], down[0], 3000, 9);
+    char c;
+    CHECK(read(up[0], &c, 1) == 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    uint64_t t0 = now_ms();
+    as_machine("kiosk-7");
+    store b = open_store(eps, prefix, "b", NULL);
+    CHECK_ST(b.ops->acquire(b.ctx), RST_OK);
+    CHECK(now_ms() - t0 < 1000); /* the lease (2 s, renewed every 0.67 s) ends 1.3 s after the kill at the earliest */
+    unsigned char *a = pattern(3000, 9);
+    CHECK(reads_as(&b, RST_SLOT_ARCHIVE, 0, a, 3000));
+    free(a);
+    close_store(&b);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc != 2) { fprintf(stderr, "usage: etcd_test SCENARIO\n"); return 2; }
@@ -879,6 +906,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "too-large")) scenario_too_large();
     else if (!strcmp(s, "reauth")) scenario_reauth();
     else if (!strcmp(s, "busy-writer")) scenario_busy_writer();
+    else if (!strcmp(s, "same-machine")) scenario_same_machine();
     else if (!strcmp(s, "killed-mid-publish")) scenario_killed_mid_publish();
     else { fprintf(stderr, "unknown scenario %s\n", s); return 2; }
     if (failures) fprintf(stderr, "%s: %d check(s) failed\n", s, failures);

@@ -6,7 +6,7 @@
 #         the leader killed during a save loop, two of three killed (offline,
 #         then online), an owner killed, a stale owner fenced, a handoff,
 #         failover past a dead endpoint, max_archive_bytes, chunks collected,
-#         a writer that never pauses, writers killed in the middle of a publish,
+#         an owner of this machine whose process is gone, a writer that never pauses, writers killed in the middle of a publish,
 #         a start while unreachable (then a conflict copy after a lost lease),
 #         an endpoint of another cluster
 #   auth  one member with authentication (tokens of 2 s): a role per person
@@ -85,7 +85,7 @@ fi
 
 export ETCD_CLUSTER_SH="$CL" ETCD_CLUSTER_DIR="$OUT" ETCD_TEST_CA="$OUT/ca.pem" ETCD_TEST_OTHER_CA="$OUT/other.pem"
 export ETCD_TEST_TLS_ENDPOINT=$("$CL" "$OUT" endpoint t1)
-for s in roundtrip failover limit chunk-gc busy-writer killed-mid-publish handoff owner-killed stale-owner kill-members offline offline-start cluster-change auth reauth quota tls too-large; do
+for s in roundtrip failover limit chunk-gc busy-writer killed-mid-publish handoff owner-killed same-machine stale-owner kill-members offline offline-start cluster-change auth reauth quota tls too-large; do
   echo "== $s"
   t0=$(date +%s)
   if timeout -k 5 150 "$OUT/etcd_test" "$s"; then ok "$s ($(( $(date +%s) - t0 )) s)"; else bad "$s"; fi
