@@ -30,7 +30,12 @@
  *   (RST_STORE_EVENT_ONLINE). A publish's failure (other than the network)
  *   is returned by the next write of the archive and by rst_etcd_flush().
  * - `read` and `list` never need ownership; `write`, `move`, `link` and
- *   `remove` of every slot but RST_SLOT_CONFLICT do.
+ *   `remove` of every slot but RST_SLOT_CONFLICT do: before `acquire` they
+ *   are RST_ERR_STATE; once fenced (a failed acquire, OWNER_LOST, or after
+ *   `release_ownership`) RST_ERR_FENCED, nothing written. Conflict copies
+ *   are always accepted, and published.
+ * - Chunks no head refers to are removed by the owner's thread
+ *   (`RESTORATION_ETCD_GC_INTERVAL_MS`, default 60000, between passes).
  *
  * The machine is named by `/etc/machine-id` (else
  * `/var/lib/dbus/machine-id`, else the boot id) and the host name;
