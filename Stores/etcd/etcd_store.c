@@ -854,6 +854,13 @@ static rst_status read_remote(etcd_store *s, CURL *c, rst_slot slot, uint64_t in
         }
         *mod_rev = kv->mod_revision;
         etcd_kvs_free(kv, 1);
+        if (h.size > ((uint64_t)1 << 30)) {
+            etcd_head_free(&h);
+            r->kind = CALL_FAIL;
+            r->status = RST_ERR_LIMIT;
+            snprintf(r->msg, sizeof r->msg, "etcd key '%s' names %" PRIu64 " bytes, more than the 1 GiB this store reads", key, h.size);
+            return r->status;
+        }
         unsigned char *data = malloc(h.size ? h.size : 1);
         if (!data) { etcd_head_free(&h); r->kind = CALL_FAIL; r->status = RST_ERR_NOMEM; snprintf(r->msg, sizeof r->msg, "out of memory reading '%s'", key); return r->status; }
         size_t at = 0;
