@@ -496,4 +496,3 @@ deps-qt:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq qt6-base-dev xvfb imagemagick; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq qt6-base-dev xvfb imagemagick; fi; \
 	fi
-
