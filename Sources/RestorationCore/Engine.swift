@@ -101,7 +101,7 @@ final class RestoreSession {
     @usableFromInline enum RecordState: UInt8 { case pending, materialized, skipped }
     let count: Int
     @usableFromInline let state: UnsafeMutablePointer<RecordState>
-    @usableFromInline let nodeRefs: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    @usableFromInline let nodeRefs: UnsafeMutablePointer<NodeRef?>
 
     init(count: Int) {
         self.count = count
@@ -116,14 +116,14 @@ final class RestoreSession {
         nodeRefs.deallocate()
     }
 
-    @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.takeUnretainedValue() }
+    @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.node }
 
     /// Record r's node without reference counting.
-    @inline(__always) func unmanagedNode(_ r: Int) -> Unmanaged<ObjectNode>? { nodeRefs[r] }
+    @inline(__always) func unmanagedNode(_ r: Int) -> NodeRef? { nodeRefs[r] }
 
     /// The handle of record r's object when it is materialized.
     @inlinable @inline(__always) func handle(_ r: Int) -> UnsafeMutableRawPointer? {
-        state[r] == .materialized ? nodeRefs[r]?.toOpaque() : nil
+        state[r] == .materialized ? nodeRefs[r]?.handle : nil
     }
 
     /// Records materialized so far.
@@ -132,7 +132,7 @@ final class RestoreSession {
     #endif
     private(set) var materializedCount = 0
 
-    @inline(__always) func materialize(_ r: Int, _ n: Unmanaged<ObjectNode>) {
+    @inline(__always) func materialize(_ r: Int, _ n: NodeRef) {
         nodeRefs[r] = n
         state[r] = .materialized
         materializedCount &+= 1
@@ -210,7 +210,7 @@ final class RestoreRun {
     func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
         guard let ci = reader.className(ofRecord: r) else { return nil }
         if let f = classFactories.lookup(ci) { return f }
-        return classFactories.store(ci, engine.factory(forClass: name(ci)))
+        return classFactories.store(ci, engine.registry.factory(forClass: name(ci), provider: engine.classProvider))
     }
 }
 
@@ -382,61 +382,16 @@ public final class Engine {
     public var classProvider: ClassProvider?
 
     let lock = RecursiveLock()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var nodes: [ObjectNode?] = []
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var freeSlots: [Int] = []
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    public private(set) var objectCount = 0
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var hostClasses: [String: ClassFactory] = [:]
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var fallback: ClassFactory?
+    /// The objects and classes (Registry.swift).
+    let registry = Registry()
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
     private var saveGeneration = 0
-    /// The handle of the most recently registered object (nil once it
-    /// leaves): a factory's result is usually this one, which spares a lookup.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    public private(set) var lastRegistered: UnsafeMutableRawPointer?
-    /// The path materialize found free, for the factory it invokes (`FreePath`).
-    var freePath = FreePath()
-    /// Every class name registered objects used: a NUL-terminated copy shared
-    /// by its nodes, and its number (`classIDs`).
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
-    /// Keyed by the exact bytes: each node keeps the class name it was given.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classIDs: [[UInt8]: Int] = [:]
-    /// C class-name address → class number, for names that passed every check:
-    /// hosts register many objects of one class with the same literal.
-    private let classNameCache = KeyCache()
-
-    private func internClassName(_ name: String) -> Int {
-        let key = Array(name.utf8)
-        if let id = classIDs[key] { return id }
-        let id = classTable.count
-        classTable.append((name, strdup(name)!))
-        classIDs[key] = id
-        return id
-    }
+    /// The number of registered objects.
+    public var objectCount: Int { registry.objectCount }
+    /// The handle of the most recently registered object (nil once it leaves).
+    public var lastRegistered: UnsafeMutableRawPointer? { registry.lastRegistered }
     /// The reason, generation, counts and skips of the restore in progress
     /// or last done (RestoreOutcomes.swift).
     let outcomes = RestoreOutcomes()
@@ -449,10 +404,6 @@ public final class Engine {
     private var saveVersions: [UInt32] = []
     /// Size budgets (Budget.swift): the measurement of the last save. Under `lock`.
     let budget = Budget()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var destroyed = false
 
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
@@ -470,7 +421,7 @@ public final class Engine {
         self.configuration = configuration
         storage = (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:))
         // Two-phase init: the sentinel and the coder refer back to self.
-        sentinelStorage = ObjectNode(sentinelOf: self)
+        registry.adopt(root: ObjectNode(sentinelOf: self))
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
@@ -498,12 +449,8 @@ public final class Engine {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var sentinelStorage: ObjectNode?
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
     private var coderStorage: Coder?
-    @inline(__always) var root: ObjectNode { sentinelStorage.unsafelyUnwrapped }
+    @inline(__always) var root: ObjectNode { registry.root }
 
     /// The engine's v1.1 rooms, each with its state and a narrow interface
     /// back to the engine: the crash-loop guard and quarantine
@@ -552,120 +499,18 @@ public final class Engine {
         if let className { try ArgumentRules.className(className) }
         lock.lock()
         defer { lock.unlock() }
-        let classID = className.map(internClassName)
-        var id = identifier
-        return try id.withUTF8 { utf8 in
-            Result { () throws(RestorationFailure) in
-                let b = UnsafeRawBufferPointer(utf8)
-                let key = IdentifierKey(b)
-                let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged.passUnretained($0) })
-                let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, key: key, cClassName: cls.map { UnsafePointer($0.c) },
-                                      classID: classID ?? -1, container: container, depth: depth,
-                                      table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
-                link(node, into: container)
-                return node
-            }
-        }.get()
+        return try registry.register(identifier: identifier, parent: parent, className: className, behavior: behavior, owner: self)
     }
 
     /// Registers an object called through a callback table: the identifier
-    /// and class name are NUL-terminated UTF-8 (checked here, in the order
-    /// the checks of `register` run; literals seen before are recognized by
-    /// address); returns the object's handle. The C face's
-    /// `rst_register_object`.
+    /// and class name are NUL-terminated UTF-8; returns the object's handle.
+    /// The C face's `rst_register_object`.
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
-        let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        let key = IdentifierKey(utf8)
-        // The usual identifier passes both checks (text, identifier rules) at a glance.
-        let plain = ArgumentRules.isPlainShortCIdentifier(key)
-        guard plain || ArgumentRules.isText(utf8) else {
-            throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
-        }
         lock.lock()
         defer { lock.unlock() }
-        // The class name: a literal seen before (it passed every check), or checked now.
-        var classID: Int? = nil
-        var newClass: UnsafeRawBufferPointer? = nil
-        if let cClassName {
-            if let c = classNameCache.lookup(cString: UnsafeRawPointer(cClassName)) {
-                classID = Int(c)
-            } else {
-                let b = UnsafeRawBufferPointer(start: cClassName, count: strlen(cClassName))
-                if let c = classNameCache.lookup(b) {
-                    classID = Int(c)
-                } else {
-                    guard ArgumentRules.isText(b) else {
-                        throw RestorationFailure(.invalid, "the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
-                    }
-                    newClass = b
-                }
-            }
-        }
-        if !plain { try ArgumentRules.identifier(utf8) }
-        if let b = newClass {
-            let name = String(decoding: b, as: UTF8.self)
-            try ArgumentRules.className(name)
-            let id = internClassName(name)
-            classNameCache.store(cKey: b, UInt32(id))
-            classID = id
-        }
-        let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
-        let node: ObjectNode
-        if let classID {
-            let c = classTable[classID].c
-            node = ObjectNode(engine: self, key: key, cClassName: UnsafePointer(c), classID: classID,
-                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
-        } else {
-            node = ObjectNode(engine: self, key: key, cClassName: nil, classID: -1,
-                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
-        }
-        let handle = node.handle
-        link(consume node, into: container)
-        return handle
-    }
-
-    /// Where a new object named `utf8` goes under `parent` (the identifier
-    /// and class checked; the lock held): its container and depth.
-    private func placement(key: IdentifierKey, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
-        let utf8 = key.bytes
-        guard !destroyed else { throw RestorationFailure(.state, "the engine is being destroyed") }
-        let container: Unmanaged<ObjectNode>
-        if let parent {
-            guard parent._withUnsafeGuaranteedRef({ $0.engine === self && $0.isRegistered }) else {
-                throw RestorationFailure(.invalid, "the parent of '\(String(decoding: utf8, as: UTF8.self))' is not an object of this engine (unregistered, or another engine's)")
-            }
-            container = parent
-        } else {
-            container = Unmanaged.passUnretained(root)
-        }
-        let depth = container._withUnsafeGuaranteedRef { $0.depth } + 1
-        if depth >= RestorationLimits.maxTreeDepth {
-            throw RestorationFailure(.limit, "'\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
-        }
-        if !freePath.isFree(key, in: container), let existing = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
-            throw RestorationFailure(.duplicate, "the path '\(existing.takeUnretainedValue().path)' is already registered")
-        }
-        return (container, depth)
-    }
-
-    /// Makes a new node registered: its place among its siblings, its slot
-    /// (the table takes the caller's reference).
-    @inline(__always)
-    private func link(_ node: __owned ObjectNode, into container: Unmanaged<ObjectNode>) {
-        let ref = Unmanaged.passUnretained(node)
-        container._withUnsafeGuaranteedRef { $0.append(child: ref) }
-        objectCount += 1
-        lastRegistered = ref.toOpaque()
-        // The caller's reference moves into the table (no retain/release pair).
-        if !freeSlots.isEmpty, let slot = freeSlots.popLast() {   // (no call when there is none)
-            ref._withUnsafeGuaranteedRef { $0.slot = slot }
-            nodes[slot] = consume node
-        } else {
-            ref._withUnsafeGuaranteedRef { $0.slot = nodes.count }
-            nodes.append(consume node)
-        }
+        return try registry.register(cIdentifier: cIdentifier, parent: parent, cClassName: cClassName,
+                                     callbacks: callbacks, instance: instance, owner: self)
     }
 
     /// Unregisters an object and its descendants; their `released` runs
@@ -679,146 +524,48 @@ public final class Engine {
         guard node.engine === self, node.isRegistered, !node.isSentinel else {
             throw RestorationFailure(.invalid, "the object is not registered with this engine")
         }
-        let gone = detach(node)
+        let gone = registry.detach(node)
         for n in gone { n.call(.released, theCoder) }
-    }
-
-    /// Unlinks a subtree; returns it children-first. Iterative.
-    private func detach(_ top: ObjectNode) -> [ObjectNode] {
-        var pre: [ObjectNode] = []
-        var stack: [ObjectNode] = [top]
-        while let n = stack.popLast() {
-            pre.append(n)
-            var c = n.firstChild
-            while let cur = c { stack.append(cur); c = cur.nextSibling }
-        }
-        top.container.remove(child: top)
-        for n in pre {
-            if lastRegistered == n.handle { lastRegistered = nil }
-            n.isRegistered = false
-            if n.slot >= 0 {
-                nodes[n.slot] = nil
-                freeSlots.append(n.slot)
-                n.slot = -1
-            }
-            n.firstChild = nil
-            n.lastChild = nil
-            n.childIndex = nil
-            n.childCount = 0
-            n.nonASCIIChildren = 0
-        }
-        objectCount -= pre.count
-        return pre.reversed()
     }
 
     /// The object at "A/B/C", or nil.
     public func find(path: String) -> ObjectNode? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !path.isEmpty else { return nil }
-        var cur = root
-        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, let next = cur.child(named: String(part)) else { return nil }
-            cur = next
-        }
-        return cur
+        lock.withLock { registry.find(path: path) }
     }
 
     /// Every object in archive order (depth-first pre-order, registration order).
     public func archiveOrder() -> [ObjectNode] {
-        lock.withLock { preorder() }
-    }
-
-    /// Every object in archive order, unretained (the engine owns them, and
-    /// nothing can unregister during a save).
-    private func preorderRefs() -> [Unmanaged<ObjectNode>] {
-        let rootRef = Unmanaged.passUnretained(root)
-        return [Unmanaged<ObjectNode>](unsafeUninitializedCapacity: objectCount) { buf, count in
-            var k = 0
-            var n = root.firstChildRef
-            while let cur = n {
-                if k == buf.count { break }   // never: objectCount counts every node
-                buf[k] = cur
-                k &+= 1
-                if let c = cur._withUnsafeGuaranteedRef({ $0.firstChildRef }) { n = c; continue }
-                var up = cur
-                n = nil
-                while true {
-                    if let s = up._withUnsafeGuaranteedRef({ $0.nextSiblingRef }) { n = s; break }
-                    guard let p = up._withUnsafeGuaranteedRef({ $0.containerRef }), p.toOpaque() != rootRef.toOpaque() else { break }
-                    up = p
-                }
-            }
-            count = k
-        }
-    }
-
-    private func preorder() -> [ObjectNode] {
-        var out: [ObjectNode] = []
-        out.reserveCapacity(objectCount)
-        var n = root.firstChild
-        while let cur = n {
-            out.append(cur)
-            if let c = cur.firstChild { n = c; continue }
-            var up = cur
-            n = nil
-            while true {
-                if let s = up.nextSibling { n = s; break }
-                guard let p = up.container, !p.isSentinel else { break }
-                up = p
-            }
-        }
-        return out
+        lock.withLock { registry.preorder() }
     }
 
     // MARK: classes
 
     public func registerClass(_ name: String, factory: @escaping Factory) throws(RestorationFailure) {
         try ArgumentRules.className(name)
-        try lock.withLock { () throws(RestorationFailure) in
-            if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
-            }
-            hostClasses[name] = ClassFactory(.closure(factory), what: "the factory of class '\(name)'")
-        }
+        try lock.withLock { () throws(RestorationFailure) in try registry.registerClass(name, .closure(factory)) }
     }
 
     /// Registers a class whose factory is a plain function (the C face's
     /// `rst_register_class`).
     public func registerClass(_ name: String, function: @escaping FactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
         try ArgumentRules.className(name)
-        try lock.withLock { () throws(RestorationFailure) in
-            if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
-            }
-            hostClasses[name] = ClassFactory(.function(function, context: context), what: "the factory of class '\(name)'")
-        }
-    }
-
-    /// The factory of a class: the host's, else the class provider's (plugins).
-    /// Whether the host registered class `name` (no plugin is asked).
-    func hasHostClass(_ name: String) -> Bool { hostClasses[name] != nil }
-
-    fileprivate func factory(forClass name: String) -> ClassFactory? {
-        if let f = hostClasses[name] { return f }
-        if let pf = classProvider?.factory(forClass: name) { return ClassFactory(.closure(pf), what: "the factory of class '\(name)'") }
-        return nil
+        try lock.withLock { () throws(RestorationFailure) in try registry.registerClass(name, .function(function, context: context)) }
     }
 
     public func setFallbackFactory(_ factory: Factory?) {
-        lock.withLock { fallback = factory.map { ClassFactory(.closure($0), what: "the fallback factory") } }
+        lock.withLock { registry.fallback = factory.map { ClassFactory(.closure($0), what: "the fallback factory") } }
     }
 
     /// Sets (nil: clears) a fallback factory that is a plain function (the
     /// C face's `rst_set_fallback_factory`).
     public func setFallbackFactory(function: FactoryFunction?, context: UnsafeMutableRawPointer?) {
-        lock.withLock { fallback = function.map { ClassFactory(.function($0, context: context), what: "the fallback factory") } }
+        lock.withLock { registry.fallback = function.map { ClassFactory(.function($0, context: context), what: "the fallback factory") } }
     }
 
     // MARK: save
 
     private func beginOperation(_ op: Operation) throws(RestorationFailure) {
-        if destroyed { throw RestorationFailure(.state, "the engine is being destroyed") }
+        if registry.isClosed { throw RestorationFailure(.state, "the engine is being destroyed") }
         if let current = operation {
             throw RestorationFailure(.state, "not allowed while a \(current == .saving ? "save" : "restore") of this engine is running (called from one of its callbacks)")
         }
@@ -868,7 +615,7 @@ public final class Engine {
         if mode == .save, let shouldSave, !shouldSave() {
             throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
         }
-        let order = preorderRefs()
+        let order = registry.preorderRefs()
         if order.count > RestorationLimits.maxObjects {
             throw RestorationFailure(.limit, "save: \(order.count) objects are registered; an archive holds at most \(RestorationLimits.maxObjects) (RST_MAX_OBJECTS)")
         }
@@ -887,7 +634,7 @@ public final class Engine {
         if budgetBytes > 0 && mode == .save {            // an export has no budget
             let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
             switch budget.judge(coder.encoding.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
-                                liveCount: order.count, priority: { order[$0]._withUnsafeGuaranteedRef { $0.priority } }) {
+                                liveCount: order.count, priority: { order[$0].with { $0.priority } }) {
             case .fits:
                 break
             case .warn(let m):
@@ -936,13 +683,13 @@ public final class Engine {
     /// objects of `order` (without those `cut` marks: a size budget's TRIM,
     /// whose references are dropped), `list` in record 0, then the carried
     /// records whose parents are written.
-    private func writeRecords(_ order: [Unmanaged<ObjectNode>], cut: [Bool]?, list: TrimmedList?) throws(RestorationFailure) {
+    private func writeRecords(_ order: [NodeRef], cut: [Bool]?, list: TrimmedList?) throws(RestorationFailure) {
         saveGeneration += 1
         let gen = saveGeneration
         if let cut {
             var k = 0
             for i in 0..<order.count {
-                order[i]._withUnsafeGuaranteedRef { n in
+                order[i].with { n in
                     n.saveGeneration = gen
                     n.saveIndex = cut[i] ? -1 : k
                 }
@@ -950,7 +697,7 @@ public final class Engine {
             }
         } else {
             for i in 0..<order.count {
-                order[i]._withUnsafeGuaranteedRef { n in
+                order[i].with { n in
                     n.saveGeneration = gen
                     n.saveIndex = i
                 }
@@ -960,7 +707,7 @@ public final class Engine {
         coder.encoding.writer = ArchiveWriter(estimatedObjects: order.count)
         sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
         // Class versions: records store their class version once any class has one.
-        saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
+        saveVersions = classVersions.isEmpty ? [] : registry.classTable.map { classVersions[$0.name] ?? 0 }
         coder.encoding.writer.recordVersions = !classVersions.isEmpty
         coder.encoding.writer.recordCarry = !carry.isEmpty   // carried records
         defer { saveVersions = [] }
@@ -968,8 +715,8 @@ public final class Engine {
         coder.encoding.saveGeneration = gen
         coder.keys.clear()
         // Name indexes of this archive: per class number, and for short identifiers.
-        let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(classTable.count, 1))
-        classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
+        let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(registry.classTable.count, 1))
+        classIndex.initialize(repeating: UInt32.max, count: max(registry.classTable.count, 1))
         defer { classIndex.deallocate() }
         shortNameCache.initialize(repeating: (0, 0), count: 256)
         // One sink for the records (nothing copies the writer until they are written).
@@ -979,12 +726,12 @@ public final class Engine {
         if let cut {
             var pendingList = list
             for i in 0..<order.count where !cut[i] {
-                if let f = order[i]._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex, list: pendingList) }) { throw f }
+                if let f = order[i].with({ saveObject($0, coder, classIndex, list: pendingList) }) { throw f }
                 pendingList = nil
             }
         } else {
             for u in order {
-                if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
+                if let f = u.with({ saveObject($0, coder, classIndex) }) { throw f }
             }
         }
         if !carry.isEmpty {
@@ -1012,14 +759,14 @@ public final class Engine {
         if n.classID >= 0 {
             var k = classIndex[n.classID]
             if k == UInt32.max {
-                var cn = classTable[n.classID].name
+                var cn = registry.classTable[n.classID].name
                 k = cn.withUTF8 { sink.name(UnsafeRawBufferPointer($0)) }
                 classIndex[n.classID] = k
             }
             cls = k
         }
         // The container, borrowed (the engine owns every node: no retain).
-        let parentIndex: Int? = n.containerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.isSentinel ? nil : $0.saveIndex }
+        let parentIndex: Int? = n.containerRef.unsafelyUnwrapped.with { $0.isSentinel ? nil : $0.saveIndex }
         if _slowPath(!saveVersions.isEmpty) {
             sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
                              version: n.classID >= 0 ? saveVersions[n.classID] : 0)
@@ -1263,7 +1010,7 @@ public final class Engine {
         for r in 0..<reader.recordCount {
             guard let ci = reader.className(ofRecord: r), asked.insert(ci).inserted else { continue }
             let cls = reader.name(ci)
-            if !hasHostClass(cls) { _ = provider.factory(forClass: cls) }
+            if !registry.hasHostClass(cls) { _ = provider.factory(forClass: cls) }
         }
     }
 
@@ -1273,11 +1020,11 @@ public final class Engine {
     /// nothing produces is skipped with its descendants.
     private func materialize(_ run: RestoreRun) {
         let reader = run.reader, session = run.session
-        let rootRef = Unmanaged.passUnretained(root)
-        let fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
+        let rootRef = NodeRef(root)
+        let fallbackRef = registry.fallback.map { Unmanaged.passUnretained($0) }
         for r in 0..<reader.recordCount {
             if _slowPath(session.state[r] == .skipped) { continue }   // migrate (or quarantine) skipped it
-            let containerRef: Unmanaged<ObjectNode>
+            let containerRef: NodeRef
             if let p = reader.parent(ofRecord: r) {
                 guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
                     session.state[r] = .skipped   // v1.1 explain: PARENT_SKIPPED
@@ -1288,7 +1035,7 @@ public final class Engine {
                 containerRef = rootRef
             }
             let key = IdentifierKey(reader.nameBytes(reader.identifier(ofRecord: r)))
-            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
+            if let existing = containerRef.with({ $0.childRef(key: key) }) {
                 session.materialize(r, existing)
                 continue
             }
@@ -1296,7 +1043,7 @@ public final class Engine {
             // The container and the object made are the engine's (held by
             // its node table; nothing unregisters during a restore), so they
             // pass unretained.
-            var made: Unmanaged<ObjectNode>? = nil
+            var made: NodeRef? = nil
             if let factory = run.classFactory(ofRecord: r, engine: self) {
                 made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
             }
@@ -1325,11 +1072,11 @@ public final class Engine {
     /// object now registered at the record's path (anything else is logged
     /// and treated as declined). nil: declined.
     private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container containerRef: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
-        let container = containerRef.takeUnretainedValue()
+                        container containerRef: NodeRef, identifier key: IdentifierKey) -> NodeRef? {
+        let container = containerRef.node
         let idBytes = key.bytes
-        freePath.set(containerRef, key)
-        defer { freePath.clear() }
+        registry.freePath.set(containerRef, key)
+        defer { registry.freePath.clear() }
         let coder = run.coder
         coder.beginDecoding(record: r, node: nil, factory: true)
         defer { coder.endDecoding() }
@@ -1356,7 +1103,7 @@ public final class Engine {
             run.note(r, .declined, "\(factory.what) returned NULL (declined)")
             return nil
         }
-        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
+        if let accepted = registry.acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
         let path = run.reader.path(ofRecord: r)
         run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
         log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
@@ -1372,7 +1119,7 @@ public final class Engine {
         if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
         for r32 in order {
             guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            u._withUnsafeGuaranteedRef { n in
+            u.with { n in
                 guard n.handles(.decode) else { return }
                 coder.beginDecoding(record: Int(r32), node: n, factory: false)
                 watchEnter(Int(r32))
@@ -1415,10 +1162,10 @@ public final class Engine {
             if !failed.isEmpty && failed.contains(Int(r32)) { continue }
             // No `finished` to call: no host code runs, so there is nothing
             // for the marker to name or a deferral to attach to.
-            guard u._withUnsafeGuaranteedRef({ $0.handles(.finished) }) else { continue }
+            guard u.with({ $0.handles(.finished) }) else { continue }
             watchEnter(Int(r32))
             deferred.callbackRecord = Int(r32)
-            u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
+            u.with { $0.call(.finished, coder) }
             deferred.callbackRecord = -1
             watchLeave()
         }
@@ -1464,16 +1211,11 @@ public final class Engine {
         defer { lock.unlock() }
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
-        if destroyed { return true }
+        if registry.isClosed { return true }
         deferred.expireAll("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
         storage?.removeClosedSession()
-        var all: [ObjectNode] = []
-        var c = root.firstChild
-        var roots: [ObjectNode] = []
-        while let cur = c { roots.append(cur); c = cur.nextSibling }
-        for r in roots { all += detach(r) }
-        destroyed = true
+        let all = registry.close()
         for n in all { n.call(.released, theCoder) }
         classProvider?.shutdown()
         classProvider = nil
@@ -1481,9 +1223,7 @@ public final class Engine {
     }
 
     deinit {
-        if !destroyed { _ = destroy() }
-        for c in classTable { free(c.c) }
-        classNameCache.destroy()
+        if !registry.isClosed { _ = destroy() }
         shortNameCache.deallocate()
     }
 }
@@ -1492,25 +1232,7 @@ extension Engine {
     /// The object at `made` if it is the one registered at `identifier`
     /// under `parent` (nil: a root), else nil (`FactoryRequest.object(at:)`).
     func acceptFactoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
-        lock.withLock {
-            guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
-            var id = identifier
-            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: IdentifierKey(UnsafeRawBufferPointer($0))) }?.takeUnretainedValue()
-        }
-    }
-
-    /// The node at `made` if it is the child of `container` named
-    /// `identifier` (the lock held); never dereferences a bogus pointer.
-    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
-        if let last = lastRegistered, UnsafeRawPointer(last) == made {
-            // The node registered last is alive (the node table holds it).
-            let u = Unmanaged<ObjectNode>.fromOpaque(made)
-            return u._withUnsafeGuaranteedRef {
-                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(key)
-            } ? u : nil
-        }
-        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
-        return expected
+        lock.withLock { registry.acceptFactoryResult(made, parent: parent, identifier: identifier, owner: self) }
     }
 
     /// Runs `body` under the engine's lock (the order every component uses:
@@ -1521,9 +1243,6 @@ extension Engine {
 
     /// The registered child of `parent` (nil: a root) named `identifier`.
     public func child(of parent: ObjectNode?, named identifier: String) -> ObjectNode? {
-        lock.withLock {
-            guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
-            return p.child(named: identifier)
-        }
+        lock.withLock { registry.child(of: parent, named: identifier, owner: self) }
     }
 }

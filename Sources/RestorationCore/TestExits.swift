@@ -199,7 +199,7 @@ extension Engine {
         guard restoreReason != .buffer else { return }
         for r32 in order {
             guard let u = run.session.unmanagedNode(Int(r32)),
-                  u._withUnsafeGuaranteedRef({ $0.handles(.decode) }) else { continue }
+                  u.with({ $0.handles(.decode) }) else { continue }
             watchEnter(Int(r32))
             KillPoints.reach(.restoreDecoding)
             watchLeave()
