@@ -134,6 +134,7 @@ test: deps
 	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-python TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -144,6 +145,22 @@ test: deps
 # fallback as slots, two processes at once, and the store contract.
 test-sqlite: deps
 	Tests/sqlite/run.sh $(TEST_SUMMARY)
+
+# The Python package (Python/) as a user installs it: the library in-tree, a
+# fresh venv with /usr/bin/python3 (Debian's, with tkinter), pip install
+# ./Python, then pytest (the Tkinter example under Xvfb, C and Python on one
+# archive, mypy --strict). Needs python3-tk python3-venv python3-dev xvfb.
+.PHONY: test-python deps-python
+deps-python:
+	@if ! /usr/bin/python3 -c 'import tkinter, venv, cffi, pytest, os, sys, sysconfig; \
+	       sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null \
+	   || ! command -v Xvfb >/dev/null || ! command -v xwd >/dev/null || ! command -v convert >/dev/null; then \
+	  echo "installing python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq python3-tk python3-venv python3-dev python3-cffi python3-pytest xvfb x11-apps imagemagick; fi; \
+	fi
+test-python: deps-python
+	CONFIG=$(CONFIG) Python/tests/run.sh $(TEST_SUMMARY)
 
 # What LifecycleRecipeTests compiles the docs' recipes against (GTK 4, Qt 6,
 # libuv, ncurses), so a fresh machine's `make test` has them before swift test.
@@ -190,7 +207,7 @@ test-gtk: deps-gtk
 # gtk-notes and qt-notes under Xvfb) and the negative controls of
 # Tests/deathtest/broken.c and broken-gtk.c.
 .PHONY: test-death
-test-death: deps-gtk deps-qt
+test-death: deps deps-recipes
 	Tests/deathtest/run.sh $(TEST_SUMMARY)
 
 # The thread tests under ThreadSanitizer: librestoration.so alone built with
@@ -241,12 +258,14 @@ fuzz: deps
 
 bench: deps
 	swift run -c release restore-bench
+	swift build -c release --product restoration
+	Tests/perf/footprint.sh "$$(swift build -c release --show-bin-path)"
 
 # ---------------------------------------------------------------------------
 # Installation
 
-# The release library, restorectl, restorectl.1 (generated from its --help by
-# swift-argument-parser's generate-manual) and restoration.pc.
+# The release library, restorectl, the manual pages (docs/man: restorectl.1
+# with its .Dd set to MAN_DATE) and restoration.pc.
 dist: deps
 ifneq ($(PKG),$(CURDIR))
 	@# The package's files (Package.resolved too, when the checkout has one),
@@ -261,10 +280,8 @@ ifneq ($(PKG),$(CURDIR))
 endif
 	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restoration
 	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product restorectl
-	swift build -c release --package-path $(PKG) --scratch-path $(DIST) --static-swift-stdlib --product generate-manual
 	@mkdir -p $(DIST)/man
-	$(DIST_BIN)/generate-manual $(DIST_BIN)/restorectl --date $(MAN_DATE) \
-	  --authors "The Restoration developers" -o $(DIST)/man
+	sed -e "s|^\.Dd .*|.Dd $$(LC_ALL=C date -u -d $(MAN_DATE) '+%B %-d, %Y')|" docs/man/restorectl.1 > $(DIST)/man/restorectl.1
 	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@DATE@|$(MAN_DATE)|g' docs/man/restoration.3 > $(DIST)/man/restoration.3
 	@ln -sf librestoration.so $(DIST_BIN)/$(SONAME)
 

@@ -986,7 +986,17 @@ RST_API rst_status rst_coder_fail(rst_coder *c, rst_status status, const char *m
  * A restore by itself never makes the engine dirty: rst_mark_dirty() on
  * the thread running this engine's restore, while it runs (a factory, a
  * migration, decode, finished, did_finish_restoring), returns RST_OK and
- * is ignored. Marks from other threads during the restore count.
+ * is ignored. Marks from other threads during the restore count. One
+ * exception (library 1.3): a restore that reports RST_REASON_FALLBACK
+ * leaves the engine dirty (autosave armed, the event fd readable when due),
+ * so a host that saves only when dirty fills the archive slot at its next
+ * autosave or rst_flush(), even with the bytes of the generation restored;
+ * the launch after that is RELAUNCH or RECOVER, not FALLBACK again.
+ *
+ * Unchanged state is not written, whoever saves it: a save whose archive
+ * equals the one in the store (the save time aside) writes nothing and
+ * rotates no generation. An engine that has neither restored nor saved
+ * compares with the store's archive too, reading it once.
  *
  * Host loop: give the loop rst_event_fd(); when it is readable call
  * rst_dispatch(). A loop that cannot watch a descriptor calls
@@ -1486,7 +1496,7 @@ RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size
  *
  * RESTORATION_KILL_AT=POINT[:N] — the process sends itself SIGKILL (no
  * handler, no atexit, no flush) the N-th time (default 1) any engine with
- * an archive path reaches POINT: `save-begin` (rst_save() begins, before
+ * a store or an archive path reaches POINT: `save-begin` (rst_save() begins, before
  * should_save), `save-encoded` (every encode done, nothing written),
  * `save-written` (the new archive durable in its temporary, not yet
  * renamed), `save-replaced` (renamed into place, before anything after
@@ -1510,7 +1520,10 @@ RST_API rst_status rst_last_save_sizes(rst_engine *e, rst_size_entry **out, size
  * destructor or signal handler runs, so nothing saves on the way out. A
  * report that cannot be written: logged at ERROR, _exit(70).
  * RESTORATION_TEST_EXIT=roundtrip first saves the state just restored to
- * FILE.rst (the archive is not touched; the report adds "roundtrip").
+ * FILE.rst (the archive is not touched; the report adds "roundtrip"); with
+ * RESTORATION_TEST_SETTLE=MS (1 to 600000) that save waits for the first
+ * rst_dispatch() MS milliseconds or more after the restore (the program's
+ * first idle moment), and the program runs on until then.
  * Without RESTORATION_TEST_REPORT (or with another value): one WARNING,
  * and the program goes on. */
 /**@{*/

@@ -452,15 +452,13 @@ public final class ArchiveReader {
     }
 
     /// The varint at `p` (at least 0) and where it ends, when the archive
-    /// has 8 bytes there and the varint ends within them and by `end`;
-    /// else nil. Such a varint can be neither too long nor overflow, so
-    /// this is what the varint reader returns with `end` as its limit.
+    /// has 8 bytes there (10 for a varint of 9 or 10 bytes) and the varint
+    /// ends by `end` (`wordVarint`); else nil. This is what the varint
+    /// reader returns with `end` as its limit.
     @inlinable @inline(__always)
     func _wordVarint(at p: Int, before end: Int) -> (UInt64, Int)? {
-        guard _byteCount &- p >= 8,
-              let (v, len) = varintInWord(UInt64(littleEndian: _base.loadUnaligned(fromByteOffset: p, as: UInt64.self))),
-              p &+ len <= end else { return nil }
-        return (v, p &+ len)
+        guard let (v, e) = wordVarint(_base, p, readable: _byteCount &- p), e <= end else { return nil }
+        return (v, e)
     }
 
     /// Every field of the range in order, future types included (their

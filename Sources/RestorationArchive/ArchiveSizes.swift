@@ -147,6 +147,18 @@ public struct RecordSizes: Sendable {
             own[r] = UInt64(end - prev)
             prev = end
         }
+        // A TRIM save's list of trimmed subtrees sits in record 0: the
+        // archive's overhead, not that record's own bytes.
+        if n > 0 {
+            let fields = reader.fields(ofRecord: 0)
+            var pos = fields.start
+            var listBytes = 0
+            reader.forEachField(in: fields) { f in
+                if f.rawTag == TrimmedList.rawTag && reader.keyName(f.key).hasPrefix(TrimmedList.key) { listBytes += f.end - pos }
+                pos = f.end
+            }
+            if own[0] >= UInt64(listBytes) { own[0] -= UInt64(listBytes) }
+        }
         let parents = (0..<n).map { reader.parent(ofRecord: $0) ?? -1 }
         self.init(own: own, parents: parents, total: UInt64(reader.byteCount))
     }

@@ -1044,11 +1044,13 @@ public struct ArchiveWriter {
 
 // MARK: - The encode calls' fast lane
 
-/// `putVarint` with the 2- and 3-byte varints (values below 2^21: counts,
-/// small ints, references) stored without the byte loop; longer ones go
-/// through it. The same bytes as `putVarint`; the caller has 4 writable
-/// bytes at `p` (a 3-byte varint is stored as 4 bytes, the last one scratch
-/// past the varint's end, which the writer's `count` does not cover).
+/// `putVarint` without the byte loop: the 2- and 3-byte varints (values
+/// below 2^21: counts, small ints, references) by one store each, longer
+/// ones (timestamps, ids, hashes, negative numbers) by `putLongVarint`.
+/// The same bytes as `putVarint`; the caller has 10 writable bytes at `p`
+/// (a 3-byte varint is stored as 4 bytes, one of 4 to 8 bytes as 8: bytes
+/// past the varint's end are scratch, which the writer's `count` does not
+/// cover).
 @inlinable @inline(__always)
 func putShortVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
     if x < 0x80 {
@@ -1065,7 +1067,7 @@ func putShortVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
         p.storeBytes(of: w.littleEndian, as: UInt32.self)
         return 3
     }
-    return putVarintSlow(p, x)
+    return putLongVarint(p, x)
 }
 
 extension ArchiveWriter {

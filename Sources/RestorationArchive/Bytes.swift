@@ -203,6 +203,37 @@ func putVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
     return putVarintSlow(p, x)
 }
 
+/// Writes `x` (at least 2^21: 4 to 10 bytes) as LEB128 at `p` without a
+/// byte loop; returns the number of bytes written. The 7-bit groups of the
+/// low 56 bits are spread over the 8 bytes of one word by three
+/// mask-and-shift steps (`varintGroups` undone), the continuation bits set
+/// by the length, the word stored whole; a 9th and 10th byte follow for
+/// a value of 57 bits or more. The same bytes as `putVarintSlow`; the
+/// caller has 10 writable bytes at `p` (bytes of the word past the
+/// varint's end are scratch, not covered by the writer's count).
+@inlinable @inline(__always)
+func putLongVarint(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
+    var w = x & 0x00FF_FFFF_FFFF_FFFF
+    w = (w & 0x0000_0000_0FFF_FFFF) | ((w & 0x00FF_FFFF_F000_0000) &<< 4)
+    w = (w & 0x0000_3FFF_0000_3FFF) | ((w & 0x0FFF_C000_0FFF_C000) &<< 2)
+    w = (w & 0x007F_007F_007F_007F) | ((w & 0x3F80_3F80_3F80_3F80) &<< 1)
+    if x < 1 &<< 56 {
+        let len = varintSize(x)                                  // 4...8
+        w |= 0x8080_8080_8080_8080 &>> UInt64((9 &- len) &* 8)   // every byte but the last continues
+        p.storeBytes(of: w.littleEndian, as: UInt64.self)
+        return len
+    }
+    p.storeBytes(of: (w | 0x8080_8080_8080_8080).littleEndian, as: UInt64.self)
+    let top = x &>> 56                                          // bits 56...63
+    if top < 0x80 {
+        p.storeBytes(of: UInt8(truncatingIfNeeded: top), toByteOffset: 8, as: UInt8.self)
+        return 9
+    }
+    p.storeBytes(of: UInt8(truncatingIfNeeded: top), toByteOffset: 8, as: UInt8.self)   // bit 7 set: continues
+    p.storeBytes(of: UInt8(1), toByteOffset: 9, as: UInt8.self)
+    return 10
+}
+
 @inlinable
 func putVarintSlow(_ p: UnsafeMutableRawPointer, _ x: UInt64) -> Int {
     var v = x
@@ -261,47 +292,106 @@ func readVarint(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UIn
 /// The varint at the start of the 8 bytes `w` (loaded little-endian) and
 /// its length, when it ends within them (1 to 8 bytes: such a varint can
 /// neither be too long nor overflow); nil when all 8 bytes continue. The
-/// end is the first byte below 0x80; the 7-bit groups are packed by three
-/// mask-and-shift steps.
+/// end is the first byte below 0x80; the 7-bit groups are packed by
+/// `varintGroups`.
 @inlinable @inline(__always)
 func varintInWord(_ w: UInt64) -> (UInt64, Int)? {
     let stops = ~w & 0x8080_8080_8080_8080
     if stops == 0 { return nil }
     let len = (stops.trailingZeroBitCount &+ 1) &>> 3          // 1...8
-    var x = (len == 8 ? w : w & ((1 &<< UInt64(len &* 8)) &- 1)) & 0x7F7F_7F7F_7F7F_7F7F
+    return (varintGroups(len == 8 ? w : w & ((1 &<< UInt64(len &* 8)) &- 1)), len)
+}
+
+/// The 7-bit groups of the 8 bytes `w` (loaded little-endian), packed into
+/// 56 bits by three mask-and-shift steps (the continuation bits dropped).
+@inlinable @inline(__always)
+func varintGroups(_ w: UInt64) -> UInt64 {
+    var x = w & 0x7F7F_7F7F_7F7F_7F7F
     x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) &>> 1)
     x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) &>> 2)
     x = (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) &>> 4)
-    return (x, len)
+    return x
+}
+
+/// The varint at `p` whose first 8 bytes, `w` (loaded little-endian), all
+/// continue: 9 or 10 bytes (a full-range or negative 64-bit int), and
+/// where it ends, when `readable` bytes at `p` hold it. The 10th byte may
+/// only be 0 or 1 (bit 63, no continuation): anything else is too long or
+/// overflows. nil then, or when it needs more than `readable` bytes (the
+/// bounded reader tells which).
+@inlinable @inline(__always)
+func longVarint(_ base: UnsafeRawPointer, _ p: Int, _ w: UInt64, readable: Int) -> (UInt64, Int)? {
+    guard readable >= 10 else { return nil }
+    let b8 = base.load(fromByteOffset: p &+ 8, as: UInt8.self)
+    let b9 = base.load(fromByteOffset: p &+ 9, as: UInt8.self)
+    let x = varintGroups(w) | (UInt64(b8 & 0x7F) &<< 56)
+    if b8 < 0x80 { return (x, p &+ 9) }
+    guard b9 <= 1 else { return nil }
+    return (x | (UInt64(b9) &<< 63), p &+ 10)
+}
+
+/// The varint at `p` and where it ends, from one word load (two more
+/// bytes for one of 9 or 10), when `readable` bytes at `p` hold it (at
+/// least 8 always, 10 for one longer than 8); nil otherwise, and for a
+/// varint the bounded reader refuses. The caller checks the end against
+/// its limit.
+@inlinable @inline(__always)
+func wordVarint(_ base: UnsafeRawPointer, _ p: Int, readable: Int) -> (UInt64, Int)? {
+    guard readable >= 8 else { return nil }
+    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+    if let (x, len) = varintInWord(w) { return (x, p &+ len) }
+    return longVarint(base, p, w, readable: readable)
 }
 
 @inlinable @inline(never)
 func readVarintSlow(_ base: UnsafeRawPointer, _ pos: inout Int, _ limit: Int) -> UInt64? {
-    // 4 to 8 bytes with 8 readable (an int of up to 56 bits, e.g. a 32-bit
-    // value): one word load, the end found by its first byte below 0x80,
-    // the 7-bit groups packed by three mask-and-shift steps.
-    if limit &- pos >= 8,
-       let (x, len) = varintInWord(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: pos, as: UInt64.self))) {
-        pos &+= len
-        return x
+    // With 8 readable: one word load; a varint of 4 to 8 bytes (an int of
+    // up to 56 bits, e.g. a 32-bit value) ends within it, one of 9 or 10
+    // (a full-range or negative 64-bit int) takes its last two bytes from
+    // beyond it.
+    let p = pos
+    if limit &- p >= 8 {
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        if let (x, len) = varintInWord(w) {
+            pos = p &+ len
+            return x
+        }
+        if limit &- p >= 10 {
+            guard let (x, e) = longVarint(base, p, w, readable: 10) else { return nil }
+            pos = e
+            return x
+        }
     }
-    var p = pos
+    // Fewer than 10 bytes before limit: byte by byte.
+    var q = p
     var result: UInt64 = 0
     var shift: UInt64 = 0
     var i = 0
-    while p < limit {
-        let x = base.load(fromByteOffset: p, as: UInt8.self)
-        p &+= 1
+    while q < limit {
+        let x = base.load(fromByteOffset: q, as: UInt8.self)
+        q &+= 1
         if i == 9 && x > 1 { return nil }       // an 11th byte, or bits past 64
         result |= UInt64(x & 0x7F) &<< shift
         if x < 0x80 {
-            pos = p
+            pos = q
             return result
         }
         shift &+= 7
         i &+= 1
     }
     return nil                                  // cut off by limit
+}
+
+/// Where the varint at `p` ends when it is longer than 8 bytes (its first
+/// 8 all continue), for a reader that has `readable` bytes at `p` and
+/// needs only its end: 0 when it is too long, overflows 64 bits, or needs
+/// more than `readable` bytes (the varint reader says which). Out of line:
+/// the validator's runs of common fields stay as small as they were.
+@inline(never)
+func longVarintEnd(_ base: UnsafeRawPointer, _ p: Int, readable: Int) -> Int {
+    guard readable >= 10 else { return 0 }
+    if base.load(fromByteOffset: p &+ 8, as: UInt8.self) < 0x80 { return p &+ 9 }
+    return base.load(fromByteOffset: p &+ 9, as: UInt8.self) <= 1 ? p &+ 10 : 0
 }
 
 /// Moves `pos` past the varint there without decoding it, for a reader

@@ -680,14 +680,15 @@ struct Validator {
                 continue
             }
             // Common fields first, with what the general way below would
-            // change and nothing more: keys of one header byte, below 64
-            // and new, in a frame of fewer than 16 keys, holding a bool, an
-            // int, a double, a short string or bytes, or an object
-            // reference, read whole and valid. The state lives in locals
-            // for the run of such fields, and is stored once after it. A
-            // field that is anything else, or anything wrong, ends the run
-            // with nothing changed for it and goes the general way, which
-            // reads it from its start (every check and message is there).
+            // change and nothing more: keys below 64 (from 15 on, of one
+            // extension byte) and new, in a frame of fewer than 16 keys,
+            // holding a bool, an int, a double, a short string or bytes,
+            // or an object reference, read whole and valid. The state
+            // lives in locals for the run of such fields, and is stored
+            // once after it. A field that is anything else, or anything
+            // wrong, ends the run with nothing changed for it and goes the
+            // general way, which reads it from its start (every check and
+            // message is there).
             // Every byte read is before `fe`, except the word loads (a
             // varint's end, short text), which are checked to lie within
             // the archive's n bytes.
@@ -704,27 +705,39 @@ struct Validator {
                 let n = self.n
                 let keyStack = self.keyStack
                 skim: while p < fe && top < topLimit {
-                    let h = b.load(fromByteOffset: p, as: UInt8.self)
-                    let key = UInt64(h &>> 4)
-                    let bit: UInt64 = 1 &<< key
-                    guard key < 15 && key < kc && sn & bit == 0 else { break skim }
+                    let h = skimByte(b, p)
+                    var key = UInt64(h &>> 4)
                     var q = p &+ 1
+                    if key == 15 {
+                        // A key from 15 to 63: 15 plus one byte.
+                        key = skimExtendedKey(b, q, fe)
+                        guard key < 64 else { break skim }
+                        q &+= 1
+                    }
+                    let bit: UInt64 = 1 &<< key
+                    guard key < kc && sn & bit == 0 else { break skim }
                     switch h & 0x0F {
                     case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
                         break
                     case ValueTag.int.rawValue:
-                        // The varint's end from one word when the archive has 8 bytes there.
+                        // The varint's end from one word when the archive
+                        // has 8 bytes there (and the two after it for one
+                        // of 9 or 10 bytes).
                         guard n &- q >= 8 else { break skim }
                         let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: q, as: UInt64.self)) & 0x8080_8080_8080_8080
-                        let e = q &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
-                        guard stops != 0 && e <= fe else { break skim }
+                        var e = q &+ ((stops.trailingZeroBitCount &+ 1) &>> 3)
+                        if stops == 0 {
+                            e = longVarintEnd(b, q, readable: n &- q)
+                            guard e != 0 else { break skim }
+                        }
+                        guard e <= fe else { break skim }
                         q = e
                     case ValueTag.double.rawValue:
                         guard fe &- q >= 8 else { break skim }
                         q &+= 8
                     case ValueTag.string.rawValue, ValueTag.bytes.rawValue:
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s,
                               h & 0x0F == ValueTag.bytes.rawValue || isText(b + s, len, readable: n &- s) else { break skim }
@@ -735,22 +748,26 @@ struct Validator {
                         refs[rc] = Int32(truncatingIfNeeded: target)
                         rc &+= 1
                     case ValueTag.intArray.rawValue:
-                        // Length and count of one byte; elements of up to 8
-                        // bytes, each found from one word; they must end
-                        // exactly at the array's end.
+                        // Length and count of one byte; elements each found
+                        // from one word (and one or two bytes past it);
+                        // they must end exactly at the array's end.
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s && len > 0 else { break skim }
                         let ce = s &+ len
-                        var count = Int(b.load(fromByteOffset: s, as: UInt8.self))
+                        var count = Int(skimByte(b, s))
                         var e = s &+ 1
                         guard count < 0x80 && count <= ce &- e else { break skim }
                         while count > 0 {
                             guard n &- e >= 8 else { break skim }
                             let stops = ~UInt64(littleEndian: b.loadUnaligned(fromByteOffset: e, as: UInt64.self)) & 0x8080_8080_8080_8080
-                            guard stops != 0 else { break skim }
-                            e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            if stops != 0 {
+                                e &+= (stops.trailingZeroBitCount &+ 1) &>> 3
+                            } else {
+                                e = longVarintEnd(b, e, readable: n &- e)
+                                guard e != 0 else { break skim }
+                            }
                             count &-= 1
                         }
                         guard e == ce else { break skim }
@@ -760,7 +777,7 @@ struct Validator {
                         // opened as the general way opens it, and the run
                         // goes on inside it.
                         guard q < fe else { break skim }
-                        let len = Int(b.load(fromByteOffset: q, as: UInt8.self))
+                        let len = Int(skimByte(b, q))
                         let s = q &+ 1
                         guard len < 0x80 && len <= fe &- s && d < ArchiveLimits.maxRecordDepth else { break skim }
                         sn |= bit
@@ -958,6 +975,24 @@ struct Validator {
         curKey = nil
         depth = 0
     }
+}
+
+/// The byte at `i` of the archive, for the validator's runs: a plain
+/// pointer read, which the optimizer inlines into the large loop (the
+/// generic raw load it would otherwise call out of line there).
+@inline(__always)
+func skimByte(_ b: UnsafeRawPointer, _ i: Int) -> UInt8 {
+    b.assumingMemoryBound(to: UInt8.self)[i]
+}
+
+/// The key of a field whose header says 15 and whose extension byte at `q`
+/// is before `fe`: 15 plus that byte; 64 or more when there is none or it
+/// is not a key below 64 (the validator's runs take keys below 64 only).
+/// Out of line, so that the runs stay as small as they were.
+@inline(never)
+func skimExtendedKey(_ b: UnsafeRawPointer, _ q: Int, _ fe: Int) -> UInt64 {
+    guard q < fe else { return 64 }
+    return 15 &+ UInt64(skimByte(b, q))
 }
 
 /// A saved frame of parseFields: an enclosing record (object or nested).

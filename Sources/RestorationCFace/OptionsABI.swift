@@ -80,7 +80,7 @@ extension CFace {
                 signalDeadlineMs: o.signal_deadline_ms == 0 ? 1000 : o.signal_deadline_ms,
                 store: store)
             try config.validate(naming: cOptionNames)
-            if let archive, let why = FileArchiveStore.check(archive) { throw RestorationFailure(.invalid, "opts->\(why)") }
+            if let archive, let why = FileArchiveStore.check(archive, subject: "archive_path") { throw RestorationFailure(.invalid, why) }
             return .success((config, o))
         } catch {
             return .failure(error)

@@ -295,7 +295,7 @@ extension CFace {
         guard let ops, let ctx else { return fail(.invalid, "rst_file_store: ops or ctx is NULL") }
         guard let path = String(validatingCString: archive_path) else { return fail(.invalid, "rst_file_store: archive_path is not valid UTF-8") }
         if path.utf8.count >= Int(PATH_MAX) { return fail(.limit, "rst_file_store: archive_path is \(path.utf8.count) bytes; a path has at most \(PATH_MAX - 1)") }
-        if let why = FileArchiveStore.check(path) { return fail(.invalid, "rst_file_store: \(why)") }
+        if let why = FileArchiveStore.check(path, subject: "archive_path") { return fail(.invalid, "rst_file_store: \(why)") }
         let box = SwiftStoreBox(FileArchiveStore(path: path))
         ops.pointee = UnsafePointer(fileStoreOps)
         ctx.pointee = Unmanaged.passRetained(box).toOpaque()

@@ -41,11 +41,15 @@ struct WrittenRecords {
     let writer: ArchiveWriter
     let count: Int
     let total: Int
+    /// The bytes of a TRIM save's list of trimmed subtrees, written into
+    /// record 0: the archive's overhead, not that record's own bytes.
+    let listBytes: Int
 
-    init(_ writer: ArchiveWriter, total: Int) {
+    init(_ writer: ArchiveWriter, total: Int, listBytes: Int = 0) {
         self.writer = writer
         self.count = writer.recordCount
         self.total = total
+        self.listBytes = listBytes
     }
 
     /// Own bytes of every record: the distance between record starts.
@@ -60,6 +64,7 @@ struct WrittenRecords {
             next = s
             i -= 1
         }
+        if listBytes > 0 && out[0] >= UInt64(listBytes) { out[0] -= UInt64(listBytes) }
         return out
     }
 
@@ -122,6 +127,9 @@ final class Budget {
     /// A TRIM save's first pass (every record) and what it left out; read
     /// only when asked, so a deep tree costs nothing more at the save.
     private var firstPass: (records: WrittenRecords, cut: [Bool])?
+    /// The bytes the save being written spent on its list of trimmed
+    /// subtrees (in record 0), set by the save, taken by `keep`.
+    var listBytes = 0
 
     /// Judges a written archive of `size` bytes against the configuration.
     /// `priority(i)` is record i's object priority (live records: i <
@@ -255,7 +263,8 @@ final class Budget {
     /// the measurement `entries` reads. `trimmedFrom`: the first pass of a
     /// TRIM save and what it cut.
     func keep(_ writer: ArchiveWriter, total: Int, trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil) {
-        last = WrittenRecords(writer, total: total)
+        last = WrittenRecords(writer, total: total, listBytes: trimmedFrom == nil ? 0 : listBytes)
+        listBytes = 0
         firstPass = trimmedFrom.map { (WrittenRecords($0.writer, total: $0.total), $0.cut) }
     }
 

@@ -199,6 +199,9 @@ enum CrashGuard {
         let store: ArchiveStore
         var region: UnsafeMutableRawBufferPointer? = nil
         var watch: MarkerWatch? = nil
+        /// Why the marker is not the one asked for (a mapping that could not
+        /// be backed), for the caller's log.
+        var note: String? = nil
     }
 
     /// Writes the marker before the restore's callbacks run. A marker that
@@ -225,7 +228,19 @@ enum CrashGuard {
         }
         let region: UnsafeMutableRawBufferPointer
         do throws(RestorationFailure) { region = try store.map(.marker, length: text.count) } catch {
-            throw RestorationFailure(error.status, error.message.containsBytes(of: store.describe) ? error.message : "\(what): \(error.message)")
+            // A mapping that cannot be backed (a full file system): the marker
+            // is written once instead, as for a store without `map`: a death
+            // during this restore then sets the archive aside.
+            let why = error.message.containsBytes(of: store.describe) ? error.message : "\(what): \(error.message)"
+            var plain = marker
+            plain.isVersion2 = false
+            plain.attempt = 1
+            do throws(RestorationFailure) { try store.write(.marker, 0, Array(encode(plain).utf8)) } catch {
+                throw RestorationFailure(error.status, "\(why); nor can it be written once: \(error.message)")
+            }
+            var token = Token(store: store)
+            token.note = "\(why); the marker was written once instead (a death during this restore sets the archive aside rather than one record)"
+            return token
         }
         guard region.count >= text.count, let base = region.baseAddress else {
             throw RestorationFailure(.io, "\(what): its map gave \(region.count) bytes, not \(text.count)")

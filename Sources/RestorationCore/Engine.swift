@@ -785,6 +785,8 @@ public final class Engine {
         }
         if let list {
             // Size budgets: the list of trimmed subtrees goes into record 0.
+            let before = coder.encoding.writer.recordBytes
+            defer { budget.listBytes = coder.encoding.writer.recordBytes - before }   // not the root's own bytes
             do { try Engine.writeTrimmedList(list, &coder.encoding.writer) } catch {
                 return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
             }
@@ -868,6 +870,10 @@ public final class Engine {
         // What the archive slot holds now, for the next save to compare with.
         s.lastArchiveKey = slot == .archive ? Storage.key(bytes) : nil
         try runRestore(reader, markerIn: crashPolicy.guarded ? s.store : nil, quarantined: quarantined)
+        // FALLBACK: the archive slot is empty or set aside, and the state came
+        // from a generation. Dirty, so a host that saves only when dirty
+        // (autosave, the toolkits) fills the slot at its next save or flush.
+        if reason == .fallback { lifecycle.markDirty() }
     }
 
     /// Restores from archive bytes (no crash-loop guard).
@@ -960,6 +966,7 @@ public final class Engine {
             do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
                 log(.warning, "\(error.message); restoring without the crash-loop guard")
             }
+            if let note = guarded?.note { log(.warning, note) }
         }
         markerWatch = guarded?.watch
         defer {

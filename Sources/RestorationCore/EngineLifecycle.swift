@@ -11,8 +11,16 @@ extension Engine {
     @discardableResult
     func openSession(_ s: Storage, quiet: Bool = false) -> Status? {
         if s.previousSessionDied == nil {
-            if let held = try? s.store.read(.session, 0), let o = SessionFile.parse(held.takeArray()) {
-                s.previousSessionDied = !CrashGuard.isAlive(o)
+            for p in MachineIdentity.current.problems { log(.warning, p) }
+            if let held = try? s.store.read(.session, 0), let r = SessionFile.parseRecord(held.takeArray()) {
+                if r.isOtherMachine {
+                    // Not judged by its pid: that process runs (or ran) elsewhere.
+                    s.previousSessionDied = true
+                    let began = r.beganMs.map { " (its session began at \(SystemInfo.utcText(ms: $0)))" } ?? ""
+                    log(.warning, "the previous session of \(s.store.describe) was recorded on \(MachineIdentity.describe(host: r.host ?? "", id: r.machine ?? ""))\(began) and not ended: it died there, or that machine may still be running it; restoring as RECOVER")
+                } else {
+                    s.previousSessionDied = !CrashGuard.isAlive(r.owner)
+                }
             } else {
                 s.previousSessionDied = false
             }
@@ -24,8 +32,17 @@ extension Engine {
             if s.closer == nil, let c = s.store.sessionCloser() {
                 s.closer = c
             }
+            var mapped: UnsafeMutableRawBufferPointer? = nil
             if s.closer == nil && s.store.canMap {
-                let r = try s.store.map(.session, length: bytes.count)
+                do throws(RestorationFailure) { mapped = try s.store.map(.session, length: bytes.count) } catch {
+                    // A mapping that cannot be backed (a full file system): written once instead.
+                    if error.status != .notFound && !s.sessionFailureLogged {
+                        log(.warning, "cannot map the session in \(s.store.describe): \(error.message); it is written once instead")
+                    }
+                    if error.status == .notFound { throw error }
+                }
+            }
+            if let r = mapped {
                 guard r.count >= bytes.count, let b = r.baseAddress else {
                     throw RestorationFailure(.io, "its map gave \(r.count) bytes, not \(bytes.count)")
                 }
@@ -207,6 +224,18 @@ extension Engine {
                 let same = bytes.withUnsafeBytes { Storage.sameButTime($0, held.bytes) }
                 held.release()
                 if same { return false }
+            } else if let key, s.lastArchiveKey == nil, !s.archiveKeyProbed {
+                // Never restored nor saved: "the archive in place" is the
+                // store's, read once (another engine or process wrote it).
+                s.archiveKeyProbed = true
+                if let held = try? st.read(.archive, 0) {
+                    let same = bytes.withUnsafeBytes { Storage.sameButTime($0, held.bytes) }
+                    held.release()
+                    if same {
+                        s.lastArchiveKey = key
+                        return false
+                    }
+                }
             }
             try rotateGenerations(s, keep: configuration.generations)
             let isFile = st is FileArchiveStore
@@ -246,5 +275,6 @@ extension Engine {
         s.sessionState.store(0, ordering: .releasing)
         s.sessionRegion = nil
         s.lastArchiveKey = nil
+        s.archiveKeyProbed = false
     }
 }

@@ -39,12 +39,14 @@ public final class FileArchiveStore: ArchiveStore {
 
     /// nil (with the reason) for a path that is not an archive path: empty,
     /// ending in '/', or naming a directory.
-    public static func check(_ path: String) -> String? {
-        if path.isEmpty { return "the archive path is empty" }
-        if path.hasSuffix("/") { return "the archive path '\(path)' ends in '/': it names a folder, not a file" }
+    /// `subject` is what the user gave, as they spelled it ("archive_path"
+    /// for C callers).
+    public static func check(_ path: String, subject: String = "the archive path") -> String? {
+        if path.isEmpty { return "\(subject) is empty" }
+        if path.hasSuffix("/") { return "\(subject) '\(path)' ends in '/': it names a folder, not a file" }
         var st = stat()
         if stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR {
-            return "the archive path '\(path)' names a directory, not a file"
+            return "\(subject) '\(path)' names a directory, not a file"
         }
         return nil
     }
@@ -380,6 +382,14 @@ public final class FileArchiveStore: ArchiveStore {
         if let k = FileStore.kind(st) { throw RestorationFailure(.io, "\(what): it is \(k)") }
         if FileStore.retrying({ FileIO.ftruncate(fd, length) }) != 0 {
             throw RestorationFailure(.io, "\(what): cannot size it to \(length) bytes: \(FileStore.errnoText())")
+        }
+        // Reserve the pages before they are touched: a store into a page a
+        // full file system cannot back raises SIGBUS, not an error. Without
+        // a reservation the caller writes the slot once instead.
+        var reserved: Int32
+        repeat { reserved = posix_fallocate(fd, 0, off_t(length)) } while reserved == EINTR
+        if reserved != 0 {
+            throw RestorationFailure(.io, "\(what): cannot reserve its \(length) bytes on disk: \(FileStore.errnoText(reserved))")
         }
         guard let m = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), m != MAP_FAILED else {
             throw RestorationFailure(.io, "\(what): mmap failed: \(FileStore.errnoText())")

@@ -190,15 +190,27 @@ public final class Lifecycle: @unchecked Sendable {
     /// When `dispatch` next has work (the state lock held): a due autosave or
     /// the deadline of an extended restoration; nil: none.
     private func dueLocked() -> Int64? {
-        let autosave = autosaveDueLocked()
-        guard tokenDeadlineMs >= 0, !shutDown else { return autosave }
-        return min(autosave ?? tokenDeadlineMs, tokenDeadlineMs)
+        var due = autosaveDueLocked()
+        if tokenDeadlineMs >= 0 && !shutDown { due = min(due ?? tokenDeadlineMs, tokenDeadlineMs) }
+        if testSettleAtMs >= 0 && !shutDown { due = min(due ?? testSettleAtMs, testSettleAtMs) }
+        return due
     }
 
     /// The earliest deadline of an open extended restoration (docs/EVOLUTION.md),
     /// monotonic ms; -1: none. Kept by the engine (`updateTokenDeadline`), so
     /// the descriptor turns readable and `dispatch` expires the token on time.
     private var tokenDeadlineMs: Int64 = -1
+
+    /// When the round trip of `RESTORATION_TEST_SETTLE` saves (monotonic
+    /// ms; -1: not asked): at the first dispatch from then on.
+    private var testSettleAtMs: Int64 = -1
+
+    func armTestSettle(at ms: Int64) {
+        state.withLock {
+            testSettleAtMs = ms
+            rearmLocked()
+        }
+    }
 
     func setTokenDeadline(_ ms: Int64?) {
         state.withLock {
@@ -276,6 +288,9 @@ public final class Lifecycle: @unchecked Sendable {
             signalSave(sig, client)
             return true
         }
+        // RESTORATION_TEST_SETTLE: the round trip's save, then the process ends.
+        let settle = state.withLock { testSettleAtMs }
+        if settle >= 0 && settle <= Lifecycle.now() { TestExits.settled(engine) }
         // An extended restoration whose deadline passed expires here, on time.
         let deadline = state.withLock { tokenDeadlineMs }
         if deadline >= 0 && deadline <= Lifecycle.now() {

@@ -133,7 +133,9 @@ extension RestoreRun {
                 out.append((Int32(r), .noFactory, nil))
             }
         }
-        return SkipLedger(reader: reader, entries: out)
+        // The report outlives the restore: it keeps the archive as read, never
+        // the copy with the sealed values opened, which is wiped at the end.
+        return SkipLedger(reader: sealedSource ?? reader, entries: out)
     }
 }
 

@@ -22,6 +22,10 @@ final class Storage {
     /// The archive slot's content as of the last save or restore of this
     /// engine: its length and the CRC-32C of its bytes without `saved_at_ms`.
     var lastArchiveKey: (count: Int, crc: UInt32)?
+    /// The archive in the store was read once to learn its key (an engine
+    /// that saves before it restored or saved compares with it too); at
+    /// most once per engine, and again only after a discard.
+    var archiveKeyProbed = false
     /// A failure to record the session was logged (once per engine: a
     /// save that keeps failing for the same reason says it once).
     var sessionFailureLogged = false

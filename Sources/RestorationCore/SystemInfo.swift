@@ -13,6 +13,15 @@ public enum SystemInfo {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
+    /// UTC milliseconds as "2026-11-28T13:15:00Z", for sentences.
+    public static func utcText(ms: Int64) -> String {
+        var t = time_t(ms / 1000)
+        var tm = Glibc.tm()
+        guard gmtime_r(&t, &tm) != nil else { return "\(ms) ms" }
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))Z"
+    }
+
     /// The OS release (`uname -r`), e.g. "Linux 6.1.0".
     public static let systemVersion: String = {
         var u = utsname()

@@ -17,6 +17,12 @@ import Musl
 ///   the restore found it.
 /// - `roundtrip`: the same, after the engine's state, just restored and
 ///   untouched, is saved to `<report>.rst` (the archive is not touched).
+///   With `RESTORATION_TEST_SETTLE=MS` (1 to 600000) that save waits for the
+///   program's first idle moment at least MS milliseconds after the
+///   restore: the first `rst_dispatch` from then on (the event descriptor,
+///   `rst_next_timeout_ms` or the autosave thread says it is due), so what
+///   the program changes after its first frame is in it. Without a
+///   dispatcher it never comes, and the program runs on.
 ///
 /// Without `RESTORATION_TEST_REPORT` nothing happens but one WARNING. A
 /// report that cannot be written is logged at ERROR and the process ends
@@ -35,7 +41,20 @@ public enum TestExits {
     /// The report file, with a mode.
     static let reportPath: String? = parsed.report
     /// The sentence to log once, when a variable is set but cannot act.
-    public static let warning: String? = parsed.warning
+    public static let warning: String? = settle.warning.map { w in parsed.warning.map { $0 + "; " + w } ?? w } ?? parsed.warning
+    /// `RESTORATION_TEST_SETTLE` (roundtrip only): how long after the restore
+    /// the round trip's save waits, at least, for a dispatch; 0: none.
+    private static let settle = parseSettle(KillPoints.secureEnvironment("RESTORATION_TEST_SETTLE"))
+    static var settleMs: Int64 { mode == .roundtrip ? settle.ms : 0 }
+
+    /// Parses `RESTORATION_TEST_SETTLE`.
+    public static func parseSettle(_ value: String?) -> (ms: Int64, warning: String?) {
+        guard let value, !value.isEmpty else { return (0, nil) }
+        guard value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let v = Int64(value), v <= 600_000 else {
+            return (0, "RESTORATION_TEST_SETTLE='\(value)' is not a whole number of milliseconds from 0 to 600000; the round trip saves right after the restore")
+        }
+        return (v, nil)
+    }
 
     /// Parses the two variables.
     public static func parse(_ value: String?, report: String?) -> (mode: Mode, report: String?, warning: String?) {
@@ -90,7 +109,23 @@ public enum TestExits {
             fired = true
             return true
         }
-        guard first, let file = reportPath else { return }
+        guard first, reportPath != nil else { return }
+        if failure == nil && settleMs > 0 {
+            // The save waits for the program's first idle moment (a dispatch).
+            engine.lifecycle.armTestSettle(at: Lifecycle.now() + settleMs)
+            return
+        }
+        finish(engine, failure)
+    }
+
+    /// The round trip's save, after the settle: at a dispatch (the lifecycle's).
+    static func settled(_ engine: Engine) -> Never {
+        finish(engine, nil)
+    }
+
+    /// Writes the report (and the round trip's save) and ends the process.
+    private static func finish(_ engine: Engine, _ failure: RestorationFailure?) -> Never {
+        let file = reportPath!
         var extra: [(String, String)] = []
         if mode == .roundtrip {
             let target = file + ".rst"

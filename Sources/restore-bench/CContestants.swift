@@ -6,8 +6,12 @@
 //             in-process engine row.
 //   gvariant  a C host storing one a{sv} per object with GLib's GVariant
 //             (c/bench_gvariant.c), as GTK 4.22's save-state stores window state.
+//   c-floor   the floor: the engine's own archive format written and read by
+//             a straight C loop (c/bench_floor.c), the same keys, tags,
+//             varints and CRC-32C, no registry, no callbacks, no validation
+//             beyond the checksum: the physical limit of the format here.
 //
-// Both are compiled once per benchmark run from Sources/restore-bench/c/
+// All are compiled once per benchmark run from Sources/restore-bench/c/
 // (cc -O2 -shared -fPIC) into the run's temporary directory and loaded with
 // dlopen(RTLD_NOW | RTLD_LOCAL). The graph goes to C as plain C arrays
 // (CGraph). A contestant that cannot be built (no cc, no glib-2.0, no
@@ -20,6 +24,7 @@
 // that with dladdr and refuses to run otherwise.
 
 import Foundation
+import RestorationArchive
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -128,6 +133,9 @@ final class CLibrary {
     let close: VoidFn
     let error: TextFn
     let info: TextFn
+    /// The saved archive's bytes (optional: the floor exports it).
+    typealias ArchiveFn = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?) -> UnsafeRawPointer?
+    let archive: ArchiveFn?
 
     /// Loads `path`; never unloaded (librestoration.so carries its own Swift
     /// runtime, which is not made to be unloaded).
@@ -151,6 +159,7 @@ final class CLibrary {
         close = try sym("bench_c_close", VoidFn.self)
         error = try sym("bench_c_error", TextFn.self)
         info = try sym("bench_c_info", TextFn.self)
+        archive = dlsym(handle, "bench_c_archive").map { unsafeBitCast($0, to: ArchiveFn.self) }
     }
 }
 
@@ -199,6 +208,21 @@ final class CContestant: Contestant {
     func verifyRestore() -> String? { lib.verify(ctx).map { String(cString: $0) } }
 
     func endRestore() { lib.endRestore(ctx) }
+
+    /// The last save's archive, checked by the engine's own reader (which
+    /// validates every byte of it): nil when it reads, else why not. For a
+    /// contestant that hands out its archive (the floor).
+    func archiveProblem(expectedRecords: Int) -> String? {
+        guard let archive = lib.archive else { return "\(key) does not hand out its archive" }
+        var len = 0
+        guard let p = archive(ctx, &len), len > 0 else { return "no archive saved" }
+        do throws(ArchiveFailure) {
+            let r = try ArchiveReader(bytes: UnsafeRawBufferPointer(start: p, count: len))
+            return r.recordCount == expectedRecords ? nil : "the engine's reader finds \(r.recordCount) records, not \(expectedRecords)"
+        } catch {
+            return "the engine's reader refuses it: \(error)"
+        }
+    }
 }
 
 // MARK: - Building the contestants
@@ -210,8 +234,9 @@ struct CBuild {
     /// Lines for the report's notes (how each was built, or why not).
     var notes: [String] = []
 
-    static let keys = ["c-engine", "gvariant"]
-    static let names = ["c-engine": "C host, librestoration.so (C ABI)", "gvariant": "GLib GVariant a{sv} per object (C)"]
+    static let keys = ["c-engine", "c-floor", "gvariant"]
+    static let names = ["c-engine": "C host, librestoration.so (C ABI)", "gvariant": "GLib GVariant a{sv} per object (C)",
+                        "c-floor": "floor: the archive format by a straight C loop"]
 
     func contestant(_ key: String, graph: CGraph) -> Result<Contestant, BenchError> {
         switch libraries[key] {
@@ -289,6 +314,11 @@ struct CBuild {
             } else {
                 unavailable("gvariant", "glib-2.0 not found by pkg-config (Debian: libglib2.0-dev; `make deps` installs it)")
             }
+        }
+
+        if keys.contains("c-floor") {
+            compile("c-floor", common + ["-o", workDir.appendingPathComponent("bench_floor.so").path,
+                                         cdir.appendingPathComponent("bench_floor.c").path])
         }
 
         if keys.contains("c-engine") {

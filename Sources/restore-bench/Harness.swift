@@ -310,12 +310,12 @@ struct Options {
     var instructions = false
     /// Contestant keys to run (nskeyed-natural via --natural-nskeyed).
     var formats: Set<String> = Set(formatKeys)
-    static let formatKeys = ["engine", "engine-migrate", "c-engine", "gvariant", "nskeyed", "plist", "json"]
+    static let formatKeys = ["engine", "engine-migrate", "c-engine", "c-floor", "gvariant", "nskeyed", "plist", "json"]
 
     static let usage = """
     usage: restore-bench [--quick] [--json] [--sizes 1000,10000] [--runs K]
-                         [--formats engine,engine-migrate,c-engine,gvariant,
-                                    nskeyed,plist,json]
+                         [--formats engine,engine-migrate,c-engine,c-floor,
+                                    gvariant,nskeyed,plist,json]
                          [--natural-nskeyed] [--no-extras] [--seed S]
                          [--instructions]
 
@@ -328,8 +328,8 @@ struct Options {
       --no-extras        skip the engine's extra cases (micro loop, plugins,
                          deep chain, fan-out, depth limit); the per-N file
                          save still runs
-      --formats a,b,...  only these of engine,engine-migrate,c-engine,gvariant,
-                         nskeyed,plist,json (default all; a ratio needs both
+      --formats a,b,...  only these of engine,engine-migrate,c-engine,c-floor,
+                         gvariant,nskeyed,plist,json (default all; a ratio needs both
                          of its formats)
       --seed S           graph seed (default \(0x5EED_2026))
       --instructions     also run Tests/perf/callgrind.sh with MASSIF=1
@@ -341,7 +341,11 @@ struct Options {
     engine-migrate (the same, every record migrated at restore: each class at
     version 1 with a one-step migration from 0 that renames one key and adds
     one value; its ratios are over the engine row, so its restore ratio is the
-    slowdown of the migration path, target <= 2), c-engine (a C host linked against librestoration.so), gvariant (a C host,
+    slowdown of the migration path, target <= 2), c-engine (a C host linked
+    against librestoration.so), c-floor (the floor: the engine's archive
+    format written and read by a straight C loop, no registry, no callbacks,
+    no validation beyond the checksum; the C host's time over it is a target,
+    <= 2 at N = 100,000), gvariant (a C host,
     GLib GVariant a{sv} per object), nskeyed, plist, json. The C ones are
     compiled at run time with cc (gvariant needs pkg-config glib-2.0; c-engine
     runs `swift build --product restoration` into restore-bench's own build

@@ -332,6 +332,25 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
         }
     }
 
+    // The floor: the C host's time over the format's own limit, in one run.
+    for (phase, index) in [("save", 0), ("restore", 1)] {
+        let name = "c_host_\(phase)_over_floor"
+        let description = "C host through the C ABI: \(phase) ≤ 2× the floor (the archive format by a straight C loop, N = 100,000)"
+        let r = floorRatios(big)
+        let v = r.flatMap { index == 0 ? $0.cSave : $0.cRestore }
+        if let v {
+            add(name, description, value: v, limit: 2, op: "<=", unit: "x", detail: String(format: "%.2f×", v))
+        } else {
+            var detail = big == nil ? "N = 100,000 not run" : "not measured"
+            for (key, label) in [("c-engine", "C host"), ("c-floor", "floor")] {
+                if big != nil && row(big, key) == nil { detail = "\(label) not run (--formats)" }
+                if let r = row(big, key), let p = r.unavailable ?? r.problem { detail = "\(label): \(p)" }
+            }
+            add(name, description, value: nil, limit: 2, op: "<=", unit: "x", detail: brief(detail),
+                failed: [row(big, "c-engine"), row(big, "c-floor")].contains { $0?.problem != nil && $0?.unavailable == nil })
+        }
+    }
+
     // The migration path (docs/EVOLUTION.md): every record migrated, over the plain
     // restore of the same run, at 100,000 and at 10,000.
     for (size, label, suffix) in [(big, "100,000", ""), (ten, "10,000", "_10k")] {
@@ -432,6 +451,26 @@ func evaluateTargets(sizes: [SizeResult], extras: EngineExtras?, growth: GrowthR
     return targets
 }
 
+// MARK: - The floor
+
+/// The engine's time over the floor's (c-floor: the archive format by a
+/// straight C loop) at one N: (C host save, C host restore, Swift host
+/// save, Swift host restore); nil members when a row is missing.
+func floorRatios(_ s: SizeResult?) -> (cSave: Double?, cRestore: Double?, swiftSave: Double?, swiftRestore: Double?)? {
+    guard let floor = s?.formats.first(where: { $0.key == "c-floor" && $0.problem == nil && $0.verified }) else { return nil }
+    func over(_ r: Double?) -> Double? { r.flatMap { $0 > 0 && $0.isFinite ? 1 / $0 : nil } }
+    return (over(floor.versusCHost?.save), over(floor.versusCHost?.restore),
+            over(floor.versusEngine?.save), over(floor.versusEngine?.restore))
+}
+
+/// One line for every run: how far each host is from the floor.
+func floorLine(_ s: SizeResult) -> String? {
+    guard let r = floorRatios(s) else { return nil }
+    func x(_ v: Double?) -> String { v.map { String(format: "%.2f×", $0) } ?? "–" }
+    return "Floor (the archive format by a straight C loop): the C host takes \(x(r.cSave)) the floor's save time and "
+        + "\(x(r.cRestore)) its restore time (target ≤ 2× at N = 100,000); the Swift host \(x(r.swiftSave)) and \(x(r.swiftRestore))."
+}
+
 // MARK: - Markdown
 
 /// A problem cut to a table-friendly length.
@@ -479,6 +518,7 @@ func renderMarkdown(_ r: Report) -> String {
             }
             for f in ratioRows { out += "| \(f.name) |" + cells(f.versusEngine) + cells(f.versusCHost) + "\n" }
         }
+        if let line = floorLine(s) { out += "\n" + line + "\n" }
         for f in s.formats { if let i = f.info, !i.isEmpty { out += "\n\(f.name): \(i)." } }
         if s.formats.contains(where: { $0.info?.isEmpty == false }) { out += "\n" }
         if let e = s.engine {

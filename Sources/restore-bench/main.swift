@@ -122,7 +122,7 @@ if options.naturalKeyed && options.sizes.contains(where: { $0 > 1_000 }) {
 
 // The C contestants (CContestants.swift): compiled and loaded once, untimed.
 let cBuild: CBuild
-if options.formats.contains("c-engine") || options.formats.contains("gvariant") {
+if options.formats.contains("c-engine") || options.formats.contains("c-floor") || options.formats.contains("gvariant") {
     Log.say("C contestants: building")
     cBuild = CBuild.build(keys: options.formats, workDir: workDir, release: buildKind == "release")
     notes.append(contentsOf: cBuild.notes)
@@ -138,6 +138,16 @@ if options.formats.contains("c-engine") {
         + "engine row: every object found at its path, every value, class, parent and reference identity, `finished`, the "
         + "restore report's counts. restore-bench exports no rst_* symbol (nm -D), and the C host checks with dladdr that its "
         + "rst_* calls bind to librestoration.so, not to the engine copy inside restore-bench.")
+}
+if options.formats.contains("c-floor") {
+    notes.append("The floor (c/bench_floor.c): the engine's archive format written and read by a straight C loop for the C "
+        + "host's objects: the same header, info, key and name tables (names interned in an open-addressing table), "
+        + "records, field headers, tags, LEB128 varints, zigzag and CRC-32C (SSE 4.2), with no registry, no callbacks, no "
+        + "key lookup by name and no validation beyond the checksum. Restore makes the same malloc'd C structs as the C "
+        + "host's factories (strings copied), links parents and references, and is verified like the C host's. Its "
+        + "archive is read back, untimed, by the engine's own validating reader after the runs. The engine's time over "
+        + "the floor's is printed for the C host and the Swift host (target: the C host ≤ 2× on save and on restore at "
+        + "N = 100,000).")
 }
 if options.formats.contains("gvariant") {
     notes.append("GLib GVariant (c/bench_gvariant.c), as GTK 4.22 stores window state: one a{sv} per object, the archive an "
@@ -226,6 +236,18 @@ for n in options.sizes {
     formats.sort { (order.firstIndex(of: $0.key) ?? order.count) < (order.firstIndex(of: $1.key) ?? order.count) }
     for i in formats.indices {
         if let c = contestants.first(where: { $0.key == formats[i].key }) as? CContestant { formats[i].info = c.info }
+    }
+    // The floor's archive must be the format, read by the engine's own reader.
+    if let i = formats.firstIndex(where: { $0.key == "c-floor" && $0.problem == nil && $0.verified }),
+       let floor = contestants.first(where: { $0.key == "c-floor" }) as? CContestant {
+        if let problem = floor.archiveProblem(expectedRecords: n) {
+            formats[i].problem = "its archive is not the engine's format: " + problem
+            formats[i].verified = false
+            formats[i].versusEngine = nil
+            formats[i].versusCHost = nil
+        } else {
+            formats[i].info = (formats[i].info.map { $0 + "; " } ?? "") + "its archive read back by the engine's validating reader"
+        }
     }
     var engineExtras: EngineSizeExtras?
     if let engine = contestants.first(where: { $0.key == "engine" }) {

@@ -33,4 +33,8 @@ final class SensitiveCTests: XCTestCase {
     /// A migration sees a sealed value as RST_TYPE_SEALED; one it leaves in
     /// place opens afterwards, one it moves to another key does not.
     func testMigrationsSeeSealedValuesAndMovingOneBreaksIt() throws { try run("migrate") }
+
+    /// The skip report of a restore whose archive held a sealed value names
+    /// its records (path, class, detail) after the opened copy is wiped.
+    func testSkipReportSurvivesTheWipeOfOpenedValues() throws { try run("skips") }
 }

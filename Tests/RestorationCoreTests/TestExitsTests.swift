@@ -39,6 +39,20 @@ final class TestExitsTests: XCTestCase {
         XCTAssertEqual(other.warning, "RESTORATION_TEST_EXIT='yes' is neither 'restored' nor 'roundtrip'; ignored")
     }
 
+    /// RESTORATION_TEST_SETTLE: milliseconds from 0 to 600000; anything else
+    /// is named in a warning and the round trip saves at once.
+    func testSettleValues() {
+        XCTAssertEqual(TestExits.parseSettle(nil).ms, 0)
+        XCTAssertNil(TestExits.parseSettle("").warning)
+        XCTAssertEqual(TestExits.parseSettle("500").ms, 500)
+        XCTAssertEqual(TestExits.parseSettle("600000").ms, 600_000)
+        for bad in ["-1", "600001", "1.5", "soon", " 5"] {
+            let r = TestExits.parseSettle(bad)
+            XCTAssertEqual(r.ms, 0, bad)
+            XCTAssertEqual(r.warning, "RESTORATION_TEST_SETTLE='\(bad)' is not a whole number of milliseconds from 0 to 600000; the round trip saves right after the restore")
+        }
+    }
+
     func testJSONStrings() {
         XCTAssertEqual(TestExits.json("plain"), "\"plain\"")
         XCTAssertEqual(TestExits.json("a\"b\\c\nd\te\u{01}é"), "\"a\\\"b\\\\c\\nd\\te\\u0001é\"")

@@ -120,4 +120,31 @@ final class SensitivityTests: XCTestCase {
         XCTAssertTrue(contains(d, "plain"))
         withExtendedLifetime(p) {}
     }
+
+    /// The skip report of a restore whose archive held a sealed value names
+    /// its records after the copy with the opened values is wiped (it read
+    /// "\0\0\0\0\0\0" as the path before).
+    func testSkipReportAfterARestoreWithSealedValues() throws {
+        let key = [UInt8](repeating: 7, count: 32)
+        let (e, p) = try source(key: key)
+        let side = Probe("Sidebar", parent: p, className: "Panel")
+        side.onEncode = { try $0.encode("wide", forKey: "mode") }
+        try e.register(side)
+        let saved = try e.saveToData()
+
+        let r = try RestorationEngine()
+        r.setEncryptionKey { key }
+        let q = Probe("login", className: "Login")
+        var token: String?
+        q.onDecode = { token = try $0.decode(String.self, forKey: "token") }
+        try r.register(q)
+        try r.restore(from: saved)
+        XCTAssertEqual(token, sealed)
+        let skips = r.lastRestoreSkips
+        XCTAssertEqual(skips.count, 1)
+        XCTAssertEqual(skips.first?.path, "login/Sidebar")
+        XCTAssertEqual(skips.first?.className, "Panel")
+        XCTAssertEqual(skips.first?.reason, .noFactory)
+        withExtendedLifetime((p, side, q)) {}
+    }
 }

@@ -2,11 +2,15 @@
 # Process-death testing of this project's programs with `restorectl test`
 # (docs/TESTING.md): Examples/countries-c and Examples/countries-swift (their
 # demo-loop mode), and Examples/gtk-notes and Examples/qt-notes under Xvfb
-# (NOTES_SET, NOTES_LOOP) pass every kill point and the round trip; the
-# negative controls of Tests/deathtest/broken.c and broken-gtk.c fail as they
-# should, naming the key or the record.
+# (NOTES_SET, NOTES_LOOP) pass every kill point and the round trip;
+# Examples/curses-picker passes them in a pseudo-terminal, typed into
+# (--pty --keys); Examples/sqlite-store's program, whose engine has a store
+# of its own, passes the points it reaches; the negative controls of
+# Tests/deathtest/broken.c and broken-gtk.c fail as they should, naming the
+# key or the record, and a program that never reaches a point fails the run.
 #   Tests/deathtest/run.sh [SUMMARY_FILE]
-# Needs cc; for gtk-notes libgtk-4-dev and Xvfb (`make deps-gtk`), for
+# Needs cc, libncurses-dev and libsqlite3-dev (`make deps deps-recipes`);
+# for gtk-notes libgtk-4-dev and Xvfb (`make deps-gtk`), for
 # qt-notes g++ and qt6-base-dev (`make deps-qt`). DEATHTEST_NO_GTK=1 leaves
 # gtk-notes and broken-gtk out, DEATHTEST_NO_QT=1 qt-notes.
 set -u
@@ -28,6 +32,10 @@ cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/countries-c/countries.c -L"
    -o "$WORK/countries" || { bad "compile Examples/countries-c"; finish; }
 cc -std=c11 -Wall -Wextra -Werror -IInclude Tests/deathtest/broken.c -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" \
    -o "$WORK/broken" || { bad "compile Tests/deathtest/broken.c"; finish; }
+cc -std=c11 -Wall -Wextra -Werror -IInclude Examples/curses-picker/picker.c -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -lncurses \
+   -o "$WORK/picker" || { bad "compile Examples/curses-picker (libncurses-dev)"; finish; }
+cc -std=c11 -Wall -Wextra -Werror -IInclude -IExamples/sqlite-store Examples/sqlite-store/notes_db.c Examples/sqlite-store/sqlite_store.c \
+   -L"$BIN" -lrestoration -Wl,-rpath,"$BIN" -lsqlite3 -o "$WORK/notes_db" || { bad "compile Examples/sqlite-store (libsqlite3-dev)"; finish; }
 
 # A fresh state directory (with the countries plugins when asked).
 state() {
@@ -50,11 +58,33 @@ expect_line() {   # NAME STATUS FIXED-STRING
   else bad "$1: expected exit $2 and '$3' (exit $rc):"; show "$1"; fi
 }
 
-# 1. The examples pass every point and the round trip.
+# 1. The examples pass every point and the round trip. Their demo loops
+# change the state by themselves from the start, so their round trips save
+# right after the restore (--settle 0); the picker's waits for its first
+# idle moment (the default).
 S=$(state countries-c plugins)
-run countries-c --roundtrip --timeout 20 -- "$WORK/countries" "$S" demo-loop; all_pass countries-c
+run countries-c --roundtrip --settle 0 --timeout 20 -- "$WORK/countries" "$S" demo-loop; all_pass countries-c
 S=$(state countries-swift plugins)
-run countries-swift --roundtrip --timeout 20 -- "$BIN/countries-swift" "$S" demo-loop; all_pass countries-swift
+run countries-swift --roundtrip --settle 0 --timeout 20 -- "$BIN/countries-swift" "$S" demo-loop; all_pass countries-swift
+
+# The curses example in a pseudo-terminal, typed into as a person would.
+S=$(state picker)
+run picker --pty --keys Examples/curses-picker/keys.txt --roundtrip --timeout 20 -- "$WORK/picker" "$S"; all_pass picker
+# The keys from standard input ('-') do the same.
+S=$(state picker-stdin)
+timeout 900 "$CTL" test --pty --keys - --points save-replaced,autosave --timeout 20 -- "$WORK/picker" "$S" \
+  < Examples/curses-picker/keys.txt > "$WORK/picker-stdin.out" 2> "$WORK/picker-stdin.err"; rc=$?
+expect_line picker-stdin 0 "2 passed, 0 failed, 0 not reached"
+# Without a terminal it cannot start: the run fails, saying what its input was.
+S=$(state picker-nopty); run picker-nopty --points save-begin --timeout 20 -- "$WORK/picker" "$S"
+expect_line picker-nopty 1 "its standard input was /dev/null (a terminal program needs --pty)"
+
+# A store of the program's own (SQLite): no archive path, judged by the
+# relaunches' reports. Its loop saves with rst_save (no autosave), and its
+# store has no map (a death in a decode sets the whole archive aside).
+run sqlite --points save-begin,save-encoded,save-written,save-replaced,restore-begin,restore-finished --timeout 20 -- "$WORK/notes_db" "$WORK/notes.db" loop
+expect_line sqlite 0 "6 passed, 0 failed, 0 not reached"
+grep -q "^store SQLite database '$WORK/notes.db'" "$WORK/sqlite.out" && ok "sqlite: the store named" || { bad "sqlite: the store line"; show sqlite; }
 
 # The toolkit examples under Xvfb (one X server for both). NOTES_SET: each
 # launch changes the state as a user would (the list scrolled far down, a
@@ -92,8 +122,13 @@ elif xvfb; then
     S=$(state gtk-notes-$page)
     GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none NOTES_LOOP=200 \
     NOTES_SET="page=$page;entry=Grüße aus Xvfb;note=Buy milk;select=Item 120;top=110;divider=300;width=700;height=520;wrap=1" \
-      run gtk-notes-$page --roundtrip --timeout 30 -- "$WORK/notes" "$S"
+      run gtk-notes-$page --roundtrip --settle 0 --timeout 30 -- "$WORK/notes" "$S"
     all_pass gtk-notes-$page
+    # Relaunched with nobody changing anything: the round trip at its first
+    # idle moment (after the first frames) gives back what it restored.
+    GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none \
+      run gtk-notes-$page-idle --roundtrip --points restore-finished --timeout 30 -- "$WORK/notes" "$S"
+    expect_line gtk-notes-$page-idle 0 "1 passed, 0 failed, 0 not reached; round trip passed"
   done
 fi
 
@@ -113,39 +148,58 @@ elif xvfb; then
     S=$(state qt-notes-$tab)
     QT_QPA_PLATFORM=xcb NOTES_LOOP=200 \
     NOTES_SET="search=milk;select=Note 120;scroll=1500;split=60;editor=Buy milk;tab=$tab;wrap=0;width=700;height=520" \
-      run qt-notes-$tab --roundtrip --timeout 30 -- "$WORK/qt-notes" "$S"
+      run qt-notes-$tab --roundtrip --settle 0 --timeout 30 -- "$WORK/qt-notes" "$S"
     all_pass qt-notes-$tab
+    QT_QPA_PLATFORM=xcb run qt-notes-$tab-idle --roundtrip --points restore-finished --timeout 30 -- "$WORK/qt-notes" "$S"
+    expect_line qt-notes-$tab-idle 0 "1 passed, 0 failed, 0 not reached; round trip passed"
   done
 fi
 
 # 2. Negative controls.
-S=$(state good); run broken-good --roundtrip --timeout 20 -- "$WORK/broken" "$S" good; all_pass broken-good
-S=$(state drop-key); run drop-key --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" drop-key
+S=$(state good); run broken-good --roundtrip --settle 0 --timeout 20 -- "$WORK/broken" "$S" good; all_pass broken-good
+S=$(state drop-key); run drop-key --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" drop-key
 expect_line drop-key 1 'root label: saved string = "label '
-S=$(state corrupt); run corrupt --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" corrupt
+S=$(state corrupt); run corrupt --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" corrupt
 expect_line corrupt 1 'root count: saved int = '
 grep -qE "^  root count: saved int = ([0-9]+), restored then saved int = [0-9]+$" "$WORK/corrupt.out" \
   && ok "corrupt: one line naming the key" || { bad "corrupt: the difference line"; show corrupt; }
-S=$(state forget-child); run forget-child --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" forget-child
+# A change after the first frame (broken.c drift): the round trip at the
+# first idle moment names it; right after the restore (--settle 0) misses it.
+S=$(state drift); run drift --roundtrip --points save-replaced --timeout 20 -- "$WORK/broken" "$S" drift
+expect_line drift 1 "  root count: saved int = "
+S=$(state drift-0); run drift-0 --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" drift
+expect_line drift-0 0 "1 passed, 0 failed, 0 not reached; round trip passed"
+# Sealed (ENCRYPTED) values: a fresh nonce at every save, yet the round trip passes.
+S=$(state sealed); run sealed --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" sealed
+expect_line sealed 0 "1 sealed (ENCRYPTED) value compared by inner type and length only"
+S=$(state sealed-drop); run sealed-drop --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" sealed-drop
+expect_line sealed-drop 1 "  root label: saved sealed string ("
+S=$(state forget-child); run forget-child --roundtrip --settle 0 --points save-replaced --timeout 20 -- "$WORK/broken" "$S" forget-child
 expect_line forget-child 1 "root/child: saved (class Child), restored then saved: missing"
 S=$(state decline-later); run decline-later --points save-replaced --timeout 20 -- "$WORK/broken" "$S" decline-later
 expect_line decline-later 1 "save-replaced  FAIL         the relaunch skipped 'root/child' (RST_SKIP_DECLINED"
-S=$(state idle); run idle --points save-begin,autosave --timeout 1 -- "$WORK/broken" "$S" idle
-expect_line idle 0 "0 passed, 0 failed, 2 not reached"
+# A program that never reaches a point fails the run (it was not tested),
+# unless --allow-not-reached; a point reached with nothing saved is no PASS.
+S=$(state idle); run idle --timeout 1 -- "$WORK/broken" "$S" idle
+expect_line idle 1 "FAILED: 7 of 8 points not reached, so not tested"
+grep -q "^restore-begin     FIRST LAUNCH reached, but nothing was saved before it" "$WORK/idle.out" \
+  && ok "idle: restore-begin with nothing saved is FIRST LAUNCH" || { bad "idle: FIRST LAUNCH"; show idle; }
+S=$(state idle-allowed); run idle-allowed --allow-not-reached --points save-begin,autosave --timeout 1 -- "$WORK/broken" "$S" idle
+expect_line idle-allowed 0 "0 passed, 0 failed, 2 not reached"
 S=$(state exit); run exit --json --points save-begin --timeout 20 -- "$WORK/broken" "$S" exit
-expect_line exit 0 '"reason_code": "not_reached_exited"'
+expect_line exit 1 '"reason_code": "not_reached_exited"'
 if ! command -v python3 >/dev/null; then echo "deathtest: --json not parsed (no python3)"
-elif python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is True and d["not_reached"] == 1 and d["points"][0]["verdict"] == "NOT REACHED"' "$WORK/exit.out" 2>/dev/null; then
+elif python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] is False and d["not_reached"] == 1 and d["points"][0]["verdict"] == "NOT REACHED"' "$WORK/exit.out" 2>/dev/null; then
   ok "exit: --json parses"; else bad "exit: --json"; show exit; fi
 # The GTK negative control (Tests/deathtest/broken-gtk.c): the same window
 # passes when its scroll offset waits for the first layout, and fails the
 # round trip, naming the key, when it is applied before (clamped to 0).
 if [ -n "$GTK" ]; then
   S=$(state gtk-good)
-  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-good --roundtrip --timeout 30 -- "$WORK/broken-gtk" "$S" good
+  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-good --roundtrip --settle 0 --timeout 30 -- "$WORK/broken-gtk" "$S" good
   all_pass broken-gtk-good
   S=$(state gtk-early)
-  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-early --roundtrip --points save-replaced --timeout 30 -- "$WORK/broken-gtk" "$S" early
+  GDK_BACKEND=x11 GSK_RENDERER=cairo GTK_A11Y=none run broken-gtk-early --roundtrip --settle 0 --points save-replaced --timeout 30 -- "$WORK/broken-gtk" "$S" early
   expect_line broken-gtk-early 1 'list v: saved double = '
   grep -qE "^  list v: saved double = [1-9][0-9.]*, restored then saved double = 0(\.0)?$" "$WORK/broken-gtk-early.out" \
     && ok "broken-gtk-early: the offset saved, 0 after the restore" || { bad "broken-gtk-early: the difference line"; show broken-gtk-early; }

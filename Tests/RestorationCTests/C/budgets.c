@@ -117,9 +117,11 @@ static const rst_size_entry *entry(const rst_size_entry *s, size_t n, const char
     return NULL;
 }
 
-/* Sum of the roots' subtrees + header and tables + checksum == the size;
- * each subtree is its own bytes plus its children's subtrees. */
-static void check_exact(const rst_size_entry *s, size_t n, const unsigned char *a, size_t len) {
+/* Sum of the roots' subtrees + header and tables + checksum (+ a TRIM
+ * save's list of trimmed subtrees, `list`: overhead, not the first root's
+ * own bytes) == the size; each subtree is its own bytes plus its children's
+ * subtrees. */
+static void check_exact_list(const rst_size_entry *s, size_t n, const unsigned char *a, size_t len, uint64_t list) {
     uint64_t roots = 0, own = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i].trimmed) continue;
@@ -136,9 +138,12 @@ static void check_exact(const rst_size_entry *s, size_t n, const unsigned char *
                   (unsigned long long)s[i].subtree_bytes, (unsigned long long)sub);
     }
     size_t start = records_start(a);
-    CHECK_MSG(roots + start + 4 == len, "roots %llu + header and tables %zu + checksum 4 != size %zu",
-              (unsigned long long)roots, start, len);
-    CHECK_EQ(own, len - start - 4);
+    CHECK_MSG(roots + start + 4 + list == len, "roots %llu + header and tables %zu + checksum 4 + trimmed list %llu != size %zu",
+              (unsigned long long)roots, start, (unsigned long long)list, len);
+    CHECK_EQ(own + list, len - start - 4);
+}
+static void check_exact(const rst_size_entry *s, size_t n, const unsigned char *a, size_t len) {
+    check_exact_list(s, n, a, len, 0);
 }
 
 /* ---- modes */
@@ -300,6 +305,7 @@ static int mode_trim(const char *dir) {
     size_t mn;
     size_t total = measure(dir, &m, &mn);
     uint64_t low = entry(m, mn, "App/Low")->subtree_bytes, big = entry(m, mn, "App/Big")->subtree_bytes;
+    uint64_t app_own = entry(m, mn, "App")->own_bytes;
     rst_free(m);
     /* Fits once Low (the lowest priority) and Big (the largest of priority
      * 0) are out; High (the largest, priority 5) and Small stay. */
@@ -330,7 +336,16 @@ static int mode_trim(const char *dir) {
     CHECK_EQ(entry(s, n, "App")->trimmed, 0);
     CHECK_EQ(entry(s, n, "Other")->trimmed, 0);
     CHECK_EQ(entry(s, n, "App/Big")->subtree_bytes, big);   /* what it would have taken */
-    check_exact(s, n, a, len);
+    /* the list of trimmed subtrees lives in record 0 (App) but is not App's own */
+    CHECK_MSG(entry(s, n, "App")->own_bytes == app_own, "App's own bytes %llu after the trim, %llu before: the list of trimmed subtrees was counted in them",
+              (unsigned long long)entry(s, n, "App")->own_bytes, (unsigned long long)app_own);
+    {
+        uint64_t roots = 0;
+        for (size_t i = 0; i < n; i++) if (!s[i].trimmed && !strchr(s[i].path, '/')) roots += s[i].subtree_bytes;
+        uint64_t list = len - records_start(a) - 4 - roots;
+        CHECK(list > 0 && list < 200);
+        check_exact_list(s, n, a, len, list);
+    }
     rst_free(s);
     free(a);
     rst_engine_destroy(e);

@@ -285,6 +285,9 @@ static void non_regular_targets(const char *dir) {
         o.archive_path = dirpath;
         rst_engine *de = NULL;
         CHECK_ERR(rst_engine_create(&o, &de), RST_ERR_INVALID, dirpath, "directory");
+        /* the message names what the user gave, as they spelled it */
+        CHECK_MSG(strstr(rst_last_error(), "archive_path '") != NULL && strstr(rst_last_error(), "opts->the") == NULL,
+                  "the message does not name archive_path as the user gave it: %s", rst_last_error());
         CHECK(de == NULL);
         CHECK(lstat(dirpath, &st) == 0 && S_ISDIR(st.st_mode));
         CHECK(file_exists(inside));

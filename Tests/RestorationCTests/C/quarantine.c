@@ -76,10 +76,20 @@ static rst_engine *engine(const char *archive, uint32_t flags) {
     return engine_opts(archive, (flags & RST_ENGINE_QUARANTINE) ? RST_ENGINE_OPTIONS_VERSION : 1, flags);
 }
 
+/* Each scenario starts from a newly written archive: every save holds a
+ * new generation number (a save of the same state writes nothing, and an
+ * unchanged archive stays condemned by its marker). */
+static int64_t save_number;
+static void enc_numbered(void *inst, rst_coder *c) {
+    enc(inst, c);
+    CHECK_OK(rst_encode_int(c, "save", save_number));
+}
+static const rst_object_callbacks numbered_cbs = { enc_numbered, NULL, NULL, NULL };
 static void save(const char *archive) {
     rst_engine *e = new_engine(archive);
+    save_number++;
     rst_object *b = NULL;
-    CHECK_OK(rst_register_object(e, "A", NULL, "Gen", &save_cbs, (void *)"A", NULL));
+    CHECK_OK(rst_register_object(e, "A", NULL, "Gen", &numbered_cbs, (void *)"A", NULL));
     CHECK_OK(rst_register_object(e, "B", NULL, "Bomb", &save_cbs, (void *)"B", &b));
     CHECK_OK(rst_register_object(e, "C", b, "Gen", &save_cbs, (void *)"C", NULL));
     CHECK_OK(rst_register_object(e, "D", NULL, "Gen", &save_cbs, (void *)"D", NULL));

@@ -5,7 +5,7 @@
  * record, a flipped byte, a wrong key and a missing key each fail with one
  * WARNING while the rest of the restore stays intact.
  *
- *   sensitive secret|sealed|export|carry|migrate DIR */
+ *   sensitive secret|sealed|export|carry|migrate|skips DIR */
 #include "check.h"
 
 #define SECRET_TEXT "Hunter2-SECRET-7f3a9c"
@@ -557,6 +557,43 @@ static int test_migrate(const char *dir) {
     return 0;
 }
 
+/* ---- the skip report of a restore whose archive holds a sealed value ---- */
+/* The archive the restore decoded, with the sealed values opened, is wiped
+ * when the restore ends; the report of skipped records must not point into
+ * it (its paths and classes read "" then). */
+static int test_skips(const char *dir) {
+    char *path = xasprintf("%s/s.rst", dir);
+    form f = { .password = SECRET_TEXT, .token = SEALED_TEXT, .path = LOCAL_TEXT, .title = "Title", .n = 5 };
+    form g = { .password = "", .token = "", .path = "", .title = "Gone", .n = 1 };
+    key_mode = 1;
+    {
+        rst_engine *e = engine_for(path, 1, 0);
+        CHECK_OK(rst_set_key_sensitivity(e, NULL, "token", RST_SENSITIVITY_ENCRYPTED));
+        rst_object *w = NULL;
+        CHECK_OK(rst_register_object(e, "Window", NULL, "Form", &form_callbacks, &f, &w));
+        CHECK_OK(rst_register_object(e, "Sidebar", w, "Panel", &form_callbacks, &g, NULL));
+        CHECK_OK(rst_save(e));
+        rst_engine_destroy(e);
+    }
+    form r = { 0 };
+    rst_engine *e = engine_for(path, 1, 0);
+    CHECK_OK(rst_set_key_sensitivity(e, NULL, "token", RST_SENSITIVITY_ENCRYPTED));
+    CHECK_OK(rst_register_object(e, "Window", NULL, "Form", &form_callbacks, &r, NULL));
+    CHECK_OK(rst_restore(e));
+    CHECK_STR(r.got_token, SEALED_TEXT);        /* the sealed value was opened */
+    rst_skipped_record *sk = NULL; size_t n = 0;
+    CHECK_OK(rst_last_restore_skips(e, &sk, &n));
+    CHECK_EQ(n, 1);
+    CHECK_STR(sk[0].path, "Window/Sidebar");
+    CHECK_STR(sk[0].class_name, "Panel");
+    CHECK_EQ(sk[0].reason, RST_SKIP_NO_FACTORY);
+    CHECK(sk[0].detail != NULL && sk[0].detail[0] != 0);
+    rst_free(sk);
+    rst_engine_destroy(e);
+    free(path);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     check_prog = "sensitive";
     if (argc < 3) { fprintf(stderr, "usage: sensitive secret|sealed|export DIR\n"); return 2; }
@@ -566,6 +603,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[1], "export") == 0) r = test_export(argv[2]);
     else if (strcmp(argv[1], "carry") == 0) r = test_carry(argv[2]);
     else if (strcmp(argv[1], "migrate") == 0) r = test_migrate(argv[2]);
+    else if (strcmp(argv[1], "skips") == 0) r = test_skips(argv[2]);
     else { fprintf(stderr, "unknown mode %s\n", argv[1]); return 2; }
     if (r) return r;
     DONE();
