@@ -71,7 +71,7 @@ final class Carry {
     private func log(_ level: LogLevel, _ message: @autoclosure () -> String) { engine.log(level, message()) }
 
     /// After a restore: the subtrees to carry (replacing the previous list).
-    func collect(_ run: RestoreRun) {
+    func collect(_ run: RestorePass) {
         carried = []
         guard configuration.carrySaves > 0 else { return }
         let reader = run.sealedSource ?? run.reader   // sealed values are carried still sealed

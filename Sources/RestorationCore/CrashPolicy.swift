@@ -31,6 +31,9 @@ final class CrashPolicy {
     /// death inside one record's callback quarantines only that record.
     let guarded: Bool
     let quarantine: Bool
+    /// Quarantine: names the running object callback's record in the marker
+    /// (set for the length of one guarded restore).
+    var watch: MarkerWatch?
     private unowned let engine: Engine
 
     init(engine: Engine, guarded: Bool, quarantine: Bool) {

@@ -93,160 +93,6 @@ public struct RestoreCounts: Equatable, Sendable {
     public init() {}
 }
 
-/// Per-restore state the coder consults for references. Nodes are held
-/// unretained: the engine owns them, and nothing can unregister during a
-/// restore (unregister from a callback is refused; other threads wait).
-@usableFromInline
-final class RestoreSession {
-    @usableFromInline enum RecordState: UInt8 { case pending, materialized, skipped }
-    let count: Int
-    @usableFromInline let state: UnsafeMutablePointer<RecordState>
-    @usableFromInline let nodeRefs: UnsafeMutablePointer<NodeRef?>
-
-    init(count: Int) {
-        self.count = count
-        state = .allocate(capacity: max(count, 1))
-        state.initialize(repeating: .pending, count: count)
-        nodeRefs = .allocate(capacity: max(count, 1))
-        nodeRefs.initialize(repeating: nil, count: count)
-    }
-
-    deinit {
-        state.deallocate()
-        nodeRefs.deallocate()
-    }
-
-    @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.node }
-
-    /// Record r's node without reference counting.
-    @inline(__always) func unmanagedNode(_ r: Int) -> NodeRef? { nodeRefs[r] }
-
-    /// The handle of record r's object when it is materialized.
-    @inlinable @inline(__always) func handle(_ r: Int) -> UnsafeMutableRawPointer? {
-        state[r] == .materialized ? nodeRefs[r]?.handle : nil
-    }
-
-    /// Records materialized so far.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private(set) var materializedCount = 0
-
-    @inline(__always) func materialize(_ r: Int, _ n: NodeRef) {
-        nodeRefs[r] = n
-        state[r] = .materialized
-        materializedCount &+= 1
-    }
-}
-
-/// What the steps of one restore share: the archive, the coder (set up to
-/// read it), the per-record state, and the class factories looked up so far
-/// (once per class name). Ends with `end()`, which resets the coder.
-final class RestoreRun {
-    let reader: ArchiveReader
-    let coder: Coder
-    let session: RestoreSession
-    /// The factories looked up so far, by class name.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classFactories = ClassFactoryCache()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var names: [UInt32: String] = [:]       // made on first use (class names, messages)
-    /// Records whose decode callback reported failure.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var failed = Set<Int>()
-    /// Skips (docs/EVOLUTION.md): why records were not produced (Skips.swift).
-    var notes: [Int: SkipNote] = [:]
-    /// The archive as read, before its sealed values were opened: carried
-    /// records are kept from it, so they are written back still sealed.
-    var sealedSource: ArchiveReader?
-
-    init(reader: ArchiveReader, coder: Coder) {
-        self.reader = reader
-        self.coder = coder
-        session = RestoreSession(count: reader.recordCount)
-        coder.decoding.reader = reader
-        coder.decoding.session = session
-        coder.keys.clear()
-    }
-
-    func end() {
-        coder.decoding.reader = nil
-        coder.decoding.session = nil
-        coder.keys.clear()
-    }
-
-    deinit {
-        identifierBuffer.deallocate()
-    }
-
-    /// Room for one identifier and its NUL: what a factory is given.
-    private let identifierBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: ArchiveLimits.maxIdentifierBytes + 1)
-
-    /// `bytes` (an identifier of this archive: at most maxIdentifierBytes,
-    /// no NUL), NUL-terminated; valid until the next call (one factory call).
-    func identifierCString(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
-        let n = min(bytes.count, ArchiveLimits.maxIdentifierBytes)
-        if n > 0 { UnsafeMutableRawPointer(identifierBuffer).copyMemory(from: bytes.baseAddress!, byteCount: n) }
-        identifierBuffer[n] = 0
-        return UnsafePointer(identifierBuffer)
-    }
-
-    /// Name `i` of the archive as a String, made once.
-    func name(_ i: UInt32) -> String {
-        if let s = names[i] { return s }
-        let s = reader.name(i)
-        names[i] = s
-        return s
-    }
-
-    /// The factory of record r's class: a host class, else a plugin class
-    /// (asking the class provider once per name); nil without one.
-    func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
-        guard let ci = reader.className(ofRecord: r) else { return nil }
-        if let f = classFactories.lookup(ci) { return f }
-        return classFactories.store(ci, engine.registry.factory(forClass: name(ci), provider: engine.classProvider))
-    }
-}
-
-/// A restore's class factories by class name index, each looked up once.
-/// An archive has few classes and many names (every identifier is one), so
-/// a dictionary of the classes met, with the last answer at hand (records of
-/// one class tend to follow each other), instead of two arrays over every
-/// name.
-struct ClassFactoryCache {
-    /// The factories found (kept alive here); nil values: no factory.
-    private var byName: [UInt32: ClassFactory?] = [:]
-    /// The last class answered (UInt32.max: none; never a name index, since
-    /// an archive holds far fewer names) and its answer.
-    private var lastName = UInt32.max
-    private var last: Unmanaged<ClassFactory>? = nil
-
-    /// The answer for class name `ci`: .some(factory or nil) once looked up,
-    /// nil before.
-    @inline(__always)
-    mutating func lookup(_ ci: UInt32) -> Unmanaged<ClassFactory>?? {
-        if ci == lastName { return .some(last) }
-        guard let f = byName[ci] else { return nil }
-        lastName = ci
-        last = f.map { Unmanaged.passUnretained($0) }
-        return .some(last)
-    }
-
-    /// Keeps the answer for `ci`; returns it.
-    mutating func store(_ ci: UInt32, _ f: ClassFactory?) -> Unmanaged<ClassFactory>? {
-        byName[ci] = .some(f)
-        lastName = ci
-        last = f.map { Unmanaged.passUnretained($0) }
-        return last
-    }
-}
-
 /// One archive's restoration machinery (`rst_engine`). Every public method
 /// may be called from any thread; save, restore, register and unregister are
 /// serialized by one recursive lock, and callbacks run with it held on the
@@ -384,26 +230,17 @@ public final class Engine {
     let lock = RecursiveLock()
     /// The objects and classes (Registry.swift).
     let registry = Registry()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var saveGeneration = 0
     /// The number of registered objects.
     public var objectCount: Int { registry.objectCount }
     /// The handle of the most recently registered object (nil once it leaves).
     public var lastRegistered: UnsafeMutableRawPointer? { registry.lastRegistered }
     /// The reason, generation, counts and skips of the restore in progress
     /// or last done (RestoreOutcomes.swift).
-    let outcomes = RestoreOutcomes()
-    /// Class versions (Migrations.swift) and migration steps by class and from-version.
-    var classVersions: [String: UInt32] = [:]
-    var migrations: [String: [UInt32: MigrationStep]] = [:]
-    /// Quarantine: names the running object callback's record in the marker.
-    var markerWatch: MarkerWatch?
-    /// Per class number, during a save that stores versions.
-    private var saveVersions: [UInt32] = []
+    var outcomes: RestoreOutcomes { rooms.unsafelyUnwrapped.outcomes }
+    /// Class versions and migration steps (Migrations.swift).
+    @inline(__always) var migrations: MigrationRoom { rooms.unsafelyUnwrapped.migrations }
     /// Size budgets (Budget.swift): the measurement of the last save. Under `lock`.
-    let budget = Budget()
+    var budget: Budget { rooms.unsafelyUnwrapped.budget }
 
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
@@ -411,11 +248,6 @@ public final class Engine {
     @exclusivity(unchecked)
     #endif
     private var operation: Operation?
-
-    /// Save: identifiers of at most 8 bytes → their name index in the
-    /// archive being written (direct-mapped by prefix; most hosts reuse
-    /// identifiers across parents).
-    private let shortNameCache = UnsafeMutablePointer<(key: UInt64, index: UInt32)>.allocate(capacity: 256)
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -426,13 +258,15 @@ public final class Engine {
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
         rooms = Rooms(crashPolicy: CrashPolicy(engine: self, guarded: configuration.crashGuard, quarantine: configuration.quarantine),
-                      deferred: Deferred(engine: self), carry: Carry(engine: self))
+                      deferred: Deferred(engine: self), carry: Carry(engine: self),
+                      sensitivity: SensitivityRoom(), budget: Budget(), outcomes: RestoreOutcomes(),
+                      migrations: MigrationRoom())
         KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
     /// Sensitive values: the policy, the encryption key's source, and what
     /// one save, export or restore does with them (Sensitivity.swift).
-    public let sensitivity = SensitivityRoom()
+    public var sensitivity: SensitivityRoom { rooms.unsafelyUnwrapped.sensitivity }
     private var lifecycleStorage: Lifecycle?
     /// Dirty tracking, autosave, dispatch, signals (docs/LIFECYCLE.md; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
@@ -452,19 +286,10 @@ public final class Engine {
     private var coderStorage: Coder?
     @inline(__always) var root: ObjectNode { registry.root }
 
-    /// The engine's v1.1 rooms, each with its state and a narrow interface
-    /// back to the engine: the crash-loop guard and quarantine
-    /// (CrashPolicy.swift), extended restorations (Deferred.swift) and the
-    /// records carried through saves (Carry.swift).
-    struct Rooms {
-        let crashPolicy: CrashPolicy
-        let deferred: Deferred
-        let carry: Carry
-    }
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var rooms: Rooms?
+    var rooms: Rooms?
     @inline(__always) var crashPolicy: CrashPolicy { rooms.unsafelyUnwrapped.crashPolicy }
     @inline(__always) var deferred: Deferred { rooms.unsafelyUnwrapped.deferred }
     @inline(__always) var carry: Carry { rooms.unsafelyUnwrapped.carry }
@@ -599,217 +424,16 @@ public final class Engine {
         }
     }
 
+    /// One save or export, under the lock, as a `SavePass` (SavePass.swift).
     private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
         if operation == nil { deferred.checkDeadlines() }   // deferred completion: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
-        sensitivity.beginSave(mode)
-        theCoder.encoding.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
-        var sensitiveLeftOut = (count: 0, reason: "")
-        defer {
-            theCoder.encoding.sensitivityInSave = false
-            _ = sensitivity.endSave()              // the key wiped on every path
-        }
-        if mode == .save, let shouldSave, !shouldSave() {
-            throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
-        }
-        let order = registry.preorderRefs()
-        if order.count > RestorationLimits.maxObjects {
-            throw RestorationFailure(.limit, "save: \(order.count) objects are registered; an archive holds at most \(RestorationLimits.maxObjects) (RST_MAX_OBJECTS)")
-        }
-        let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
-                               systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
-                               savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
-        let coder = theCoder
-        defer {
-            coder.encoding.writer = ArchiveWriter()
-            coder.keys.clear()
-        }
-        try writeRecords(order, cut: nil, list: nil)
-        // Size budgets (Budget.swift): measured once the records are written.
-        var trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil
-        let budgetBytes = configuration.sizeBudget
-        if budgetBytes > 0 && mode == .save {            // an export has no budget
-            let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-            switch budget.judge(coder.encoding.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
-                                liveCount: order.count, priority: { order[$0].with { $0.priority } }) {
-            case .fits:
-                break
-            case .warn(let m):
-                log(.warning, m)
-            case .fail(let m):
-                budget.keep(coder.encoding.writer, total: size)
-                throw RestorationFailure(.limit, "save failed, the old archive is untouched: \(m)")
-            case .trim(let cut, let list):
-                let first = coder.encoding.writer
-                try writeRecords(order, cut: cut, list: list)
-                let trimmedSize = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-                if UInt64(trimmedSize) > budgetBytes {
-                    budget.keep(first, total: size)
-                    throw RestorationFailure(.limit, "save failed, the old archive is untouched: the archive would be \(trimmedSize) bytes even with \(list.entries.count) subtrees left out, over its size budget of \(budgetBytes) bytes (policy TRIM)")
-                }
-                log(.info, "the archive would have been \(size) bytes, over its size budget of \(budgetBytes) bytes; \(list.entries.count) subtree\(list.entries.count == 1 ? "" : "s") left out (policy TRIM): \(list.entries.prefix(3).map { "'\($0.path)'" }.joined(separator: ", "))\(list.entries.count > 3 ? ", ..." : "")")
-                trimmedFrom = (first, size, cut)
-            }
-        }
-        sensitiveLeftOut = sensitivity.endSave()   // every value written (carried ones too): the key is wiped
-        let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-        let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.encoding.writer, info) }
-        guard mode == .save else { return result }      // an export: no sizes kept, no carry count, no WARNING
-        if sensitiveLeftOut.count > 0 {
-            log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
-        }
-        budget.keep(coder.encoding.writer, total: total, trimmedFrom: trimmedFrom)
-        if !carry.commitAfterWrite { carry.commit() }
-        return result
-    }
-
-    /// A writer's failure as the save's.
-    private static func saveFailure<T>(_ body: () throws(WriteFailure) -> T) throws(RestorationFailure) -> T {
-        do {
-            return try body()
-        } catch {
-            switch error {
-            case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
-            case .duplicateKey: throw RestorationFailure(.duplicate, "save failed: duplicate key")
-            case .state(let m): throw RestorationFailure(.state, "save failed: \(m)")
-            }
-        }
-    }
-
-    /// Writes the records of a save into a new writer (the coder's): the live
-    /// objects of `order` (without those `cut` marks: a size budget's TRIM,
-    /// whose references are dropped), `list` in record 0, then the carried
-    /// records whose parents are written.
-    private func writeRecords(_ order: [NodeRef], cut: [Bool]?, list: TrimmedList?) throws(RestorationFailure) {
-        saveGeneration += 1
-        let gen = saveGeneration
-        if let cut {
-            var k = 0
-            for i in 0..<order.count {
-                order[i].with { n in
-                    n.saveGeneration = gen
-                    n.saveIndex = cut[i] ? -1 : k
-                }
-                if !cut[i] { k += 1 }
-            }
-        } else {
-            for i in 0..<order.count {
-                order[i].with { n in
-                    n.saveGeneration = gen
-                    n.saveIndex = i
-                }
-            }
-        }
-        let coder = theCoder
-        coder.encoding.writer = ArchiveWriter(estimatedObjects: order.count)
-        sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
-        // Class versions: records store their class version once any class has one.
-        saveVersions = classVersions.isEmpty ? [] : registry.classTable.map { classVersions[$0.name] ?? 0 }
-        coder.encoding.writer.recordVersions = !classVersions.isEmpty
-        coder.encoding.writer.recordCarry = !carry.isEmpty   // carried records
-        defer { saveVersions = [] }
-        coder.encoding.failure = nil
-        coder.encoding.saveGeneration = gen
-        coder.keys.clear()
-        // Name indexes of this archive: per class number, and for short identifiers.
-        let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(registry.classTable.count, 1))
-        classIndex.initialize(repeating: UInt32.max, count: max(registry.classTable.count, 1))
-        defer { classIndex.deallocate() }
-        shortNameCache.initialize(repeating: (0, 0), count: 256)
-        // One sink for the records (nothing copies the writer until they are written).
-        coder.encoding.openSink()
-        defer { coder.encoding.closeSink() }
-
-        if let cut {
-            var pendingList = list
-            for i in 0..<order.count where !cut[i] {
-                if let f = order[i].with({ saveObject($0, coder, classIndex, list: pendingList) }) { throw f }
-                pendingList = nil
-            }
-        } else {
-            for u in order {
-                if let f = u.with({ saveObject($0, coder, classIndex) }) { throw f }
-            }
-        }
-        if !carry.isEmpty {
-            // Carried records follow the live ones.
-            do {
-                try carry.append(&coder.encoding.writer) { path in
-                    guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
-                    return n.saveIndex
-                }
-            } catch {
-                throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
-            }
-        }
-    }
-
-    /// Writes one object of a save; returns the failure that ends the save.
-    /// The writer is reached through its sink (`FieldSink`, opened by
-    /// `writeRecords`: one copy-on-write check per save), which the
-    /// object's encode callback uses too (the C face's fast lane).
-    @inline(__always)
-    private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>, list: TrimmedList? = nil) -> RestorationFailure? {
-        let sink = coder.encoding.sink.unsafelyUnwrapped
-        let idIndex = nameIndex(n, sink)
-        var cls: UInt32? = nil
-        if n.classID >= 0 {
-            var k = classIndex[n.classID]
-            if k == UInt32.max {
-                var cn = registry.classTable[n.classID].name
-                k = cn.withUTF8 { sink.name(UnsafeRawBufferPointer($0)) }
-                classIndex[n.classID] = k
-            }
-            cls = k
-        }
-        // The container, borrowed (the engine owns every node: no retain).
-        let parentIndex: Int? = n.containerRef.unsafelyUnwrapped.with { $0.isSentinel ? nil : $0.saveIndex }
-        if _slowPath(!saveVersions.isEmpty) {
-            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
-                             version: n.classID >= 0 ? saveVersions[n.classID] : 0)
-        } else {
-            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
-        }
-        if n.handles(.encode) {
-            coder.beginEncoding(n)
-            coder.encoding.openLane()
-            n.call(.encode, coder)
-            coder.encoding.closeLane()
-            coder.endEncoding()
-        }
-        if coder.encoding.hasFailure, let f = coder.encoding.failure {
-            return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
-        }
-        if let list {
-            // Size budgets: the list of trimmed subtrees goes into record 0.
-            let before = coder.encoding.writer.recordBytes
-            defer { budget.listBytes = coder.encoding.writer.recordBytes - before }   // not the root's own bytes
-            do { try Engine.writeTrimmedList(list, &coder.encoding.writer) } catch {
-                return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
-            }
-        }
-        do {
-            try sink.endObject()
-        } catch {
-            return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (a record begun and not ended)")
-        }
-        return nil
-    }
-
-    /// The name index of a node's identifier in the archive being written.
-    @inline(__always)
-    private func nameIndex(_ n: ObjectNode, _ sink: FieldSink) -> UInt32 {
-        let bytes = n.identifierBytes
-        guard n.identifierCount <= 8 else { return sink.name(bytes) }
-        let key = n.identifierPrefix   // identifiers hold no NUL: the prefix is the identifier
-        let e = shortNameCache + Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 56)
-        if e.pointee.key == key { return e.pointee.index }
-        let index = sink.name(bytes)
-        e.pointee = (key, index)
-        return index
+        let pass = SavePass(mode: mode, owner: self, registry: registry, rooms: rooms.unsafelyUnwrapped, coder: theCoder,
+                            configuration: configuration, classVersions: migrations.classVersions)
+        return try pass.run(shouldSave: mode == .save ? shouldSave : nil, finish)
     }
 
     /// Saves to the store, atomically and durably (unchanged state writes
@@ -936,16 +560,8 @@ public final class Engine {
         }
     }
 
-    /// A restore, after the archive was read and validated (step 1,
-    /// `validate`, in `restore()` and `restore(bytes:)`), as named steps:
-    ///
-    ///     shouldRestore → loadPlugins → [migrate] → materialize → decode → report → finish
-    ///
-    /// Each step is one method over one `RestoreRun`; v1.1's passes slot in
-    /// where the comments say (migrate before materialize; quarantine and
-    /// carry decide skips inside materialize; explain collects the skips
-    /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
-    /// and every object called by `ObjectNode.call`, whatever their kind.
+    /// A restore of a validated archive (`RestorePass`): previous
+    /// extended restorations end, the operation begins, the pass runs.
     private func runRestore(_ reader: ArchiveReader, markerIn markerStore: ArchiveStore?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         // Deferred completion: tokens of the previous restore end here, before this one begins.
         if operation == nil {
@@ -956,228 +572,8 @@ public final class Engine {
         defer { operation = nil }
         lifecycle.restoring(true)   // its own marks are ignored (a restore never dirties)
         defer { lifecycle.restoring(false) }
-        // A marker that cannot be written (a read-only directory) must not stop
-        // the restore: it runs without the crash-loop guard, with a warning.
-        var guarded: CrashGuard.Token?
-        if let markerStore {
-            // Quarantine: with it, a version-2 marker names each object callback's record;
-            // attempt 2 (a quarantine in effect) makes any death set the archive aside.
-            let attempt = crashPolicy.attempt(quarantined: quarantined)
-            do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
-                log(.warning, "\(error.message); restoring without the crash-loop guard")
-            }
-            if let note = guarded?.note { log(.warning, note) }
-        }
-        markerWatch = guarded?.watch
-        defer {
-            markerWatch = nil
-            if deferred.isOpen {
-                // Deferred completion: the marker stays, naming the record that extended.
-                deferred.park(PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader))
-            } else if let guarded, let w = CrashGuard.end(guarded) {
-                log(.warning, w)
-            }
-        }
-
-        if let shouldRestore, !shouldRestore(reader.info) {
-            throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
-        }
-        // Plugins load, then migrations run, after validation, before any factory.
-        loadPlugins(for: reader)
-        let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
-        let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
-        defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
-        let run = RestoreRun(reader: opened, coder: theCoder)
-        if opened !== migrated { run.sealedSource = migrated }
-        defer { run.end() }
-        for (r, note) in preSkips {
-            run.session.state[r] = .skipped
-            run.notes[r] = note
-        }
-        if let q = quarantined {
-            run.session.state[q.record] = .skipped
-            run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
-        }
-        let plan = DecodePlan(reader: run.reader, state: run.session.state)
-        materialize(run)
-        let order = decode(run, plan)
-        // Size budgets: the subtrees the save left out (as saved, before migrations).
-        outcomes.record(report(run, decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
-        carry.collect(run)
-        finish(run, order)
-    }
-
-    /// The `loadPlugins` step (before `migrate`): asks the class provider
-    /// once for each class of the archive that no host class serves, so the
-    /// plugins those classes need are loaded (and the migrations their
-    /// `init` registers apply) before any migration or factory runs.
-    private func loadPlugins(for reader: ArchiveReader) {
-        guard let provider = classProvider else { return }
-        var asked = Set<UInt32>()
-        for r in 0..<reader.recordCount {
-            guard let ci = reader.className(ofRecord: r), asked.insert(ci).inserted else { continue }
-            let cls = reader.name(ci)
-            if !registry.hasHostClass(cls) { _ = provider.factory(forClass: cls) }
-        }
-    }
-
-    /// Pass 1, parents first (archive order is pre-order): each record gets
-    /// the object registered at its path, else one from its class's factory
-    /// (host classes, then plugin classes), else from the fallback; a record
-    /// nothing produces is skipped with its descendants.
-    private func materialize(_ run: RestoreRun) {
-        let reader = run.reader, session = run.session
-        let rootRef = NodeRef(root)
-        let fallbackRef = registry.fallback.map { Unmanaged.passUnretained($0) }
-        for r in 0..<reader.recordCount {
-            if _slowPath(session.state[r] == .skipped) { continue }   // migrate (or quarantine) skipped it
-            let containerRef: NodeRef
-            if let p = reader.parent(ofRecord: r) {
-                guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
-                    session.state[r] = .skipped   // v1.1 explain: PARENT_SKIPPED
-                    continue
-                }
-                containerRef = pn
-            } else {
-                containerRef = rootRef
-            }
-            let key = IdentifierKey(reader.nameBytes(reader.identifier(ofRecord: r)))
-            if let existing = containerRef.with({ $0.childRef(key: key) }) {
-                session.materialize(r, existing)
-                continue
-            }
-            // v1.1: a quarantined record is skipped here, before any factory.
-            // The container and the object made are the engine's (held by
-            // its node table; nothing unregisters during a restore), so they
-            // pass unretained.
-            var made: NodeRef? = nil
-            if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
-            }
-            if made == nil, let fallback = fallbackRef {
-                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
-            }
-            if let made {
-                session.materialize(r, made)
-            } else {
-                if run.notes[r] == nil { noteUnproduced(r, run) }
-                skip(r, run)
-            }
-        }
-    }
-
-    /// Marks record r skipped (its descendants follow in `materialize`).
-    /// v1.1: carry keeps the record, explain records the reason.
-    private func skip(_ r: Int, _ run: RestoreRun) {
-        run.session.state[r] = .skipped
-        let cls = run.reader.className(ofRecord: r).map { "class '\(run.name($0))'" } ?? "no class"
-        log(.info, "record \(r) ('\(run.reader.path(ofRecord: r))', \(cls)): no registered object, factory or fallback produced it; skipped with its descendants")
-    }
-
-    /// The one way to invoke a factory, of either kind: the coder reads
-    /// record r during the call, and the result counts only if it is the
-    /// object now registered at the record's path (anything else is logged
-    /// and treated as declined). nil: declined.
-    private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container containerRef: NodeRef, identifier key: IdentifierKey) -> NodeRef? {
-        let container = containerRef.node
-        let idBytes = key.bytes
-        registry.freePath.set(containerRef, key)
-        defer { registry.freePath.clear() }
-        let coder = run.coder
-        coder.beginDecoding(record: r, node: nil, factory: true)
-        defer { coder.endDecoding() }
-        let made: UnsafeRawPointer?
-        watchEnter(r)
-        defer { watchLeave() }
-        switch factory.kind {
-        case .function(let fn, let context):
-            made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
-                      run.identifierCString(idBytes), OpaquePointer(coder.handle), context).map { UnsafeRawPointer($0) }
-        case .closure(let f):
-            let reader = run.reader
-            let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
-                                         identifier: run.name(reader.identifier(ofRecord: r)),
-                                         identifierCString: run.identifierCString(idBytes),
-                                         className: reader.className(ofRecord: r).map(run.name), record: r,
-                                         depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
-            made = f(request).map { UnsafeRawPointer($0.handle) }
-        }
-        if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() {
-            log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
-        }
-        guard let made else {
-            run.note(r, .declined, "\(factory.what) returned NULL (declined)")
-            return nil
-        }
-        if let accepted = registry.acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
-        let path = run.reader.path(ofRecord: r)
-        run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
-        log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
-        return nil   // v1.1 explain: FACTORY_ERROR
-    }
-
-    /// Pass 2: `decode` in the order `Planner` computes (planned before
-    /// materialize: `DecodePlan`). Returns that order.
-    private func decode(_ run: RestoreRun, _ plan: consuming DecodePlan) -> [Int32] {
-        let session = run.session
-        let order = plan.order(reader: run.reader, state: session.state, materialized: session.materializedCount)
-        let coder = run.coder
-        if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
-        for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            u.with { n in
-                guard n.handles(.decode) else { return }
-                coder.beginDecoding(record: Int(r32), node: n, factory: false)
-                watchEnter(Int(r32))
-                deferred.callbackRecord = Int(r32)
-                n.call(.decode, coder)
-                deferred.callbackRecord = -1
-                watchLeave()
-                coder.endDecoding()
-                if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
-            }
-        }
-        return order
-    }
-
-    /// A decode callback reported failure: logged; the object keeps what it
-    /// decoded, is not counted as restored and gets no `finished`.
-    private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
-        run.failed.insert(r)
-        run.note(r, .decodeFailed, "its decode callback failed (\(f.status.cName)): \(f.message)")
-        log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
-    }
-
-    /// The report of this restore (`lastRestoreReport`).
-    private func report(_ run: RestoreRun, decoded: Int) -> RestoreCounts {
-        var report = RestoreCounts()
-        report.archived = UInt64(run.reader.recordCount)
-        report.restored = UInt64(decoded - run.failed.count)
-        report.skipped = UInt64(run.reader.recordCount) - report.restored
-        report.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
-        report.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
-        return report
-    }
-
-    /// Pass 3: `finished` in decode order, then `didFinishRestoring`.
-    private func finish(_ run: RestoreRun, _ order: [Int32]) {
-        let session = run.session, coder = run.coder
-        let failed = run.failed
-        for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            if !failed.isEmpty && failed.contains(Int(r32)) { continue }
-            // No `finished` to call: no host code runs, so there is nothing
-            // for the marker to name or a deferral to attach to.
-            guard u.with({ $0.handles(.finished) }) else { continue }
-            watchEnter(Int(r32))
-            deferred.callbackRecord = Int(r32)
-            u.with { $0.call(.finished, coder) }
-            deferred.callbackRecord = -1
-            watchLeave()
-        }
-        // Deferred completion: with tokens open, the last completion (or expiry) calls it.
-        if !deferred.isOpen { didFinishRestoring?() }
+        try RestorePass.run(reader, markerIn: markerStore, quarantined: quarantined,
+                            owner: self, registry: registry, rooms: rooms.unsafelyUnwrapped, coder: theCoder)
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
@@ -1231,7 +627,6 @@ public final class Engine {
 
     deinit {
         if !registry.isClosed { _ = destroy() }
-        shortNameCache.deallocate()
     }
 }
 

@@ -107,12 +107,25 @@ final class Registry {
     @exclusivity(unchecked)
     #endif
     private var rootStorage: ObjectNode?
+    /// The number of the last save: each save stamps its records with a new
+    /// one (`ObjectNode.saveGeneration`), so a save index left by an earlier
+    /// save is never taken for the current one's.
+    #if UNCHECKED_EXCLUSIVITY
+    @exclusivity(unchecked)
+    #endif
+    private var saveGeneration = 0
 
     init() {}
 
     deinit {
         for c in classTable { free(c.c) }
         classNameCache.destroy()
+    }
+
+    /// A new save's number (`saveGeneration`).
+    func nextSaveGeneration() -> Int {
+        saveGeneration += 1
+        return saveGeneration
     }
 
     /// Takes the sentinel (once, at the engine's init).
