@@ -5,202 +5,11 @@ import Glibc
 import Musl
 #endif
 
-/// What a factory is asked to create (pass 1 of a restore).
-public struct FactoryRequest {
-    public let engine: Engine
-    /// nil at a root.
-    public let parent: ObjectNode?
-    public let identifier: String
-    /// The identifier NUL-terminated; valid during the factory call.
-    public let identifierCString: UnsafePointer<CChar>
-    public let className: String?
-    public let record: Int
-    /// 0 at a root.
-    public let depth: Int
-    public let savedAtMs: Int64
-    /// Readable (decode calls) during the factory call.
-    public let coder: Coder
-
-    /// The record's whole path, "A/B/C".
-    public var path: String { coder.decoding.reader?.path(ofRecord: record) ?? identifier }
-}
-
-extension FactoryRequest {
-    /// The object at `handle` if it is the one now registered at the
-    /// requested path, else nil; never dereferences a handle that is not a
-    /// registered object's. The engine applies the same check to every
-    /// factory's result; a factory that holds only a handle (a plugin's,
-    /// through libffi) uses this to turn it into the node.
-    public func object(at handle: UnsafeRawPointer) -> ObjectNode? {
-        engine.acceptFactoryResult(handle, parent: parent, identifier: identifier)
-    }
-}
-
-/// Creates the object for a record, registered with exactly the requested
-/// parent and identifier; nil declines.
-public typealias Factory = (FactoryRequest) -> ObjectNode?
-
-/// A factory as a plain function and a context, which the engine calls
-/// without building a `FactoryRequest` (the fast kind; the C face adapts
-/// `rst_factory_fn` to it): (engine handle, parent handle or nil,
-/// identifier NUL-terminated, coder handle, context) -> the new object's
-/// handle or nil.
-public typealias FactoryFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> OpaquePointer?
-
-/// A restoration class's factory, of either kind. A class, so that restore
-/// pass 1 handles it without copying its contents per record. The engine
-/// invokes every kind the same way: `Engine.invoke(_:for:)`.
-final class ClassFactory {
-    enum Kind {
-        case function(FactoryFunction, context: UnsafeMutableRawPointer?)
-        case closure(Factory)
-    }
-    let kind: Kind
-    /// Names it in messages: "the factory of class 'X'", "the fallback factory".
-    let what: String
-
-    init(_ kind: Kind, what: String) {
-        self.kind = kind
-        self.what = what
-    }
-}
-
-/// Supplies restoration classes no host registered (the plugin loader).
-public protocol ClassProvider: AnyObject {
-    /// The factory for `className`, loading plugins on first need; nil when none provides it.
-    func factory(forClass className: String) -> Factory?
-    /// Skips (docs/EVOLUTION.md): why no plugin provides `className` when a plugin that
-    /// declares it was rejected (a sentence), else nil.
-    func rejection(forClass className: String) -> String?
-    /// Plugins loaded and rejected so far.
-    var loadedCount: Int { get }
-    var rejectedCount: Int { get }
-    /// Engine destroy: run the plugins' fini.
-    func shutdown()
-}
-
-extension ClassProvider {
-    public func rejection(forClass className: String) -> String? { nil }
-}
-
-/// What the last restore did (`rst_restore_report`).
-public struct RestoreCounts: Equatable, Sendable {
-    public var archived: UInt64 = 0
-    public var restored: UInt64 = 0
-    public var skipped: UInt64 = 0
-    public var pluginsLoaded: UInt64 = 0
-    public var pluginsRejected: UInt64 = 0
-    public init() {}
-}
-
 /// One archive's restoration machinery (`rst_engine`). Every public method
 /// may be called from any thread; save, restore, register and unregister are
 /// serialized by one recursive lock, and callbacks run with it held on the
 /// calling thread (so they may register and find objects).
 public final class Engine {
-    /// Everything an engine is created with, complete at `init` (the C
-    /// face reads `rst_engine_options` into one: CFace.readOptions; the
-    /// Swift API's options make one too). `validate(naming:)` is the one
-    /// check of it both use.
-    public struct Configuration {
-        public var archivePath: String?
-        public var pluginDirectory: String?
-        public var appVersion: String
-        public var idiom: String
-        /// false: restore neither checks nor writes the crash-loop marker.
-        public var crashGuard: Bool
-        /// Options version 2 (docs/LIFECYCLE.md): debounce of the autosave (0: none), its ceiling
-        /// (0: 10 × the delay), older good archives kept (0…16).
-        public var autosaveDelayMs: UInt32
-        public var autosaveMaxDelayMs: UInt32
-        public var generations: Int
-        /// Library 1.1: a death inside one object's callback quarantines that
-        /// record instead of setting the archive aside (Quarantine.swift).
-        public var quarantine: Bool
-        /// Library 1.1: saves that carry records nothing could produce (Carry.swift);
-        /// 0: none, UInt32.max: always.
-        public var carrySaves: UInt32
-        /// Library 1.2: bytes an archive may take; 0: no budget (docs/BUDGETS.md).
-        public var sizeBudget: UInt64
-        /// What a save over `sizeBudget` does.
-        public var budgetPolicy: BudgetPolicy
-        /// How long a claimed signal waits for a dispatch to save before the
-        /// signal is re-raised anyway (docs/LIFECYCLE.md, "Signals").
-        public var signalDeadlineMs: UInt32
-        /// Where the archive lives (docs/STORAGE.md); nil: the file store of
-        /// `archivePath`, if any. Set one or the other.
-        public var store: ArchiveStore?
-
-        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
-                    autosaveDelayMs: UInt32 = 0, autosaveMaxDelayMs: UInt32 = 0, generations: Int = 0,
-                    quarantine: Bool = false, carrySaves: UInt32 = 0,
-                    sizeBudget: UInt64 = 0, budgetPolicy: BudgetPolicy = .warn, signalDeadlineMs: UInt32 = 1000,
-                    store: ArchiveStore? = nil) {
-            self.archivePath = archivePath
-            self.pluginDirectory = pluginDirectory
-            self.appVersion = appVersion
-            self.idiom = idiom
-            self.crashGuard = crashGuard
-            self.autosaveDelayMs = autosaveDelayMs
-            self.autosaveMaxDelayMs = autosaveMaxDelayMs
-            self.generations = generations
-            self.quarantine = quarantine
-            self.carrySaves = carrySaves
-            self.sizeBudget = sizeBudget
-            self.budgetPolicy = budgetPolicy
-            self.signalDeadlineMs = signalDeadlineMs
-            self.store = store
-        }
-
-        /// What each option is called where the caller gave it: the C face
-        /// names the struct's members ("opts->generations"), the Swift API
-        /// its properties ("generations").
-        public struct OptionNames: Sendable {
-            public var archivePath, appVersion, idiom, autosaveDelay, autosaveMaxDelay, generations, anArchivePath: String
-            public init(archivePath: String, appVersion: String, idiom: String, autosaveDelay: String,
-                        autosaveMaxDelay: String, generations: String, anArchivePath: String) {
-                self.archivePath = archivePath
-                self.appVersion = appVersion
-                self.idiom = idiom
-                self.autosaveDelay = autosaveDelay
-                self.autosaveMaxDelay = autosaveMaxDelay
-                self.generations = generations
-                self.anArchivePath = anArchivePath
-            }
-        }
-
-        /// The checks every front door makes of a configuration: an empty
-        /// archive path, recorded strings over the archive's limit,
-        /// generations over the most kept, an autosave ceiling below its
-        /// delay, autosave or generations without an archive to save to.
-        /// - Throws: `.invalid` or `.limit`, naming the option as `names` does.
-        public func validate(naming names: OptionNames) throws(RestorationFailure) {
-            if let archivePath, archivePath.isEmpty {
-                throw RestorationFailure(.invalid, "\(names.archivePath) is empty")
-            }
-            if appVersion.utf8.count > ArchiveLimits.maxInfoStringBytes {
-                throw RestorationFailure(.limit, "\(names.appVersion) is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-            }
-            if idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
-                throw RestorationFailure(.limit, "\(names.idiom) is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-            }
-            if generations < 0 || generations > FileStore.maxGenerations {
-                throw RestorationFailure(.invalid, "\(names.generations) is \(generations); at most \(FileStore.maxGenerations) generations are kept")
-            }
-            if autosaveMaxDelayMs != 0 && autosaveMaxDelayMs < autosaveDelayMs {
-                throw RestorationFailure(.invalid, "\(names.autosaveMaxDelay) (\(autosaveMaxDelayMs)) is below \(names.autosaveDelay) (\(autosaveDelayMs))")
-            }
-            if archivePath == nil && store == nil && (autosaveDelayMs != 0 || generations != 0) {
-                throw RestorationFailure(.invalid, "\(names.autosaveDelay) and \(names.generations) need \(names.anArchivePath)")
-            }
-        }
-    }
-
-    /// What a save over the size budget does (the C values are the raw values).
-    public enum BudgetPolicy: UInt32, Sendable {
-        case warn = 0, trim = 1, fail = 2
-    }
-
     public let configuration: Configuration
     /// Asked at every save; false rejects it.
     #if UNCHECKED_EXCLUSIVITY
@@ -251,7 +60,6 @@ public final class Engine {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        storage = (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:))
         // Two-phase init: the sentinel and the coder refer back to self.
         registry.adopt(root: ObjectNode(sentinelOf: self))
         coderStorage = Coder(engine: self)
@@ -260,7 +68,9 @@ public final class Engine {
         rooms = Rooms(crashPolicy: CrashPolicy(engine: self, guarded: configuration.crashGuard, quarantine: configuration.quarantine),
                       deferred: Deferred(engine: self), carry: Carry(engine: self),
                       sensitivity: SensitivityRoom(), budget: Budget(), outcomes: RestoreOutcomes(),
-                      migrations: MigrationRoom())
+                      migrations: MigrationRoom(),
+                      storage: (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:)))
+        storage?.log = { [unowned self] level, message in self.log(level, message) }
         KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
@@ -272,7 +82,7 @@ public final class Engine {
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
     /// The store and what the engine keeps about it (sessions, the last
     /// archive; Storage.swift); nil without a store or archive path.
-    let storage: Storage?
+    @inline(__always) var storage: Storage? { rooms.unsafelyUnwrapped.storage }
     /// Whether the engine has a store (an archive path or a host's store).
     public var hasStore: Bool { storage != nil }
     /// The reason and generation of the restore in progress or last done.
@@ -455,9 +265,9 @@ public final class Engine {
         KillPoints.reach(.saveEncoded)
         // The session is recorded as soon as the archive's place exists:
         // before the write when it does, else right after the write made it.
-        let recorded = openSession(s, quiet: true)
-        let wrote = try writeArchive(s, bytes)
-        if recorded == .notFound { openSession(s) }   // the write made the folder
+        let recorded = s.openSession(quiet: true)
+        let wrote = try s.writeArchive(bytes, generations: configuration.generations)
+        if recorded == .notFound { s.openSession() }   // the write made the folder
         lifecycle.saveSucceeded(token)
         guard wrote else {
             carry.uncommit()   // nothing written: the store holds the same records
@@ -472,7 +282,7 @@ public final class Engine {
 
     /// Restores from the store, with the crash-loop guard; a missing or
     /// invalid archive falls back to the newest valid generation
-    /// (EngineLifecycle.swift, `restoreWithFallback`).
+    /// (StorageRoom.swift, `Storage.restoreWithFallback`).
     public func restore() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
@@ -481,14 +291,18 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.restoring) }
         KillPoints.reach(.restoreBegin)
-        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(s) }
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in
+            try s.restoreWithFallback(generations: configuration.generations, outcomes: outcomes, restore: { (slot, index, reader, reason) throws(RestorationFailure) in
+                try restoreSlot(s, slot, index, reader: reader, reason: reason)
+            })
+        }
     }
 
     /// Restores the store's `slot` (the archive, or one of its generations)
     /// with the crash-loop guard; `reader` validated from its bytes.
     func restoreSlot(_ s: Storage, _ slot: StoreSlot, _ index: UInt64, reader: ArchiveReader, reason: RestoreReason) throws(RestorationFailure) {
         let bytes = reader.archiveBytes
-        let name = source(s, slot, index)
+        let name = s.source(slot, index)
         let quarantined = try crashPolicy.admit(s, slot, index, name: name, reader: reader)
         outcomes.begin(reason, generation: UInt32(index))
         // What the archive slot holds now, for the next save to compare with.
@@ -511,53 +325,6 @@ public final class Engine {
         let reader = try Engine.validate(bytes, source: "the buffer")
         outcomes.begin(.buffer, generation: 0)
         try runRestore(reader, markerIn: nil)
-    }
-
-    func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
-        try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try Engine.validate(b, source: source) }
-        }.get()
-    }
-
-    /// Validates archive bytes completely, mapping codec failures to statuses.
-    public static func validate(_ bytes: UnsafeRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
-        do {
-            return try ArchiveReader(bytes: bytes)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    /// Validates a buffer the reader adopts (`FileStore.readBuffer`'s): no
-    /// second copy. The buffer is the reader's from here on, freed with it
-    /// or when validation fails.
-    public static func validate(adopting bytes: UnsafeMutableRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
-        do {
-            return try ArchiveReader(adopting: bytes)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    /// Validates bytes read from a store, released with the reader: kept
-    /// where they are when nothing writes them while held (the file store's
-    /// read-only mapping), adopted when they are the store's heap buffer,
-    /// else copied and the hold released.
-    public static func validate(held: StoreBytes, source: String) throws(RestorationFailure) -> ArchiveReader {
-        guard held.isImmutable else { return try validate(adopting: held.takeBuffer(), source: source) }
-        do {
-            return try ArchiveReader(keeping: held.bytes, release: held.release)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    private static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
-        switch error {
-        case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
-        case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
-        case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
-        }
     }
 
     /// A restore of a validated archive (`RestorePass`): previous
@@ -598,7 +365,7 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.saving) }
         deferred.checkDeadlines()
-        try discardStore(s)
+        try s.discard()
     }
 
     /// Releases every object (children first) and shuts the class provider

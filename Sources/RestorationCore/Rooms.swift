@@ -10,6 +10,8 @@
 /// - `budget`: the size budget's verdict and the last save's sizes (Budget.swift);
 /// - `migrations`: class versions, migration steps and the `migrate` step
 ///   (Migrations.swift);
+/// - `storage`: the store and what the engine keeps about it (sessions, the
+///   last archive; Storage.swift); nil without a store or archive path;
 /// - `outcomes`: the reason, generation, counts and skips of the last restore
 ///   (RestoreOutcomes.swift).
 struct Rooms {
@@ -20,4 +22,5 @@ struct Rooms {
     let budget: Budget
     let outcomes: RestoreOutcomes
     let migrations: MigrationRoom
+    let storage: Storage?
 }

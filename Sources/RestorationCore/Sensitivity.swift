@@ -472,10 +472,10 @@ public final class SensitivityRoom {
     /// (then nothing is taken as marked).
     public static func markedKeys(_ p: [UInt8]) -> [String]? {
         var pos = 0
-        guard let count = getVarint(p, &pos), count <= UInt64(p.count) else { return nil }
+        guard let count = readVarint(p, &pos), count <= UInt64(p.count) else { return nil }
         var out: [String] = []
         for _ in 0..<Int(count) {
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count - pos) else { return nil }
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count - pos) else { return nil }
             out.append(String(decoding: p[pos..<(pos + Int(n))], as: UTF8.self))
             pos += Int(n)
         }
@@ -623,7 +623,7 @@ public final class SensitivityRoom {
         case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
             return p.isEmpty ? .bool(tag == ValueTag.boolTrue.rawValue) : nil
         case ValueTag.int.rawValue:
-            guard let z = getVarint(p, &pos), pos == p.count else { return nil }
+            guard let z = readVarint(p, &pos), pos == p.count else { return nil }
             return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
         case ValueTag.double.rawValue:
             guard p.count == 8 else { return nil }
@@ -637,19 +637,19 @@ public final class SensitivityRoom {
         case ValueTag.osString.rawValue:
             return p.contains(0) ? nil : .osString(p)
         case ValueTag.intArray.rawValue:
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count) else { return nil }
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [Int64] = []
             a.reserveCapacity(Int(n))
             for _ in 0..<Int(n) {
-                guard let z = getVarint(p, &pos) else { return nil }
+                guard let z = readVarint(p, &pos) else { return nil }
                 a.append(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
             }
             return pos == p.count ? .intArray(a) : nil
         case ValueTag.stringArray.rawValue:
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count) else { return nil }
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [String] = []
             for _ in 0..<Int(n) {
-                guard let len = getVarint(p, &pos), len <= UInt64(p.count - pos), let s = text(p[pos..<(pos + Int(len))]) else { return nil }
+                guard let len = readVarint(p, &pos), len <= UInt64(p.count - pos), let s = text(p[pos..<(pos + Int(len))]) else { return nil }
                 a.append(s)
                 pos += Int(len)
             }
@@ -671,23 +671,6 @@ func putVarint(_ out: inout [UInt8], _ x: UInt64) {
     out.append(UInt8(v))
 }
 
-func getVarint(_ p: [UInt8], _ pos: inout Int) -> UInt64? {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    var i = pos
-    while i < p.count && shift < 64 {
-        let b = p[i]
-        if shift == 63 && b > 1 { return nil }
-        result |= UInt64(b & 0x7F) << shift
-        i += 1
-        if b & 0x80 == 0 {
-            pos = i
-            return result
-        }
-        shift += 7
-    }
-    return nil
-}
 
 extension Coder {
     /// Whether `key` holds a sealed value (archive tag 12) that was not
