@@ -99,6 +99,12 @@ deps-gtk:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq x11-apps imagemagick xdotool; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq x11-apps imagemagick xdotool; fi; \
 	fi
+	@# The manual pages' check (mandoc -T lint).
+	@if ! command -v mandoc >/dev/null; then \
+	  echo "installing mandoc"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq mandoc; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq mandoc; fi; \
+	fi
 
 # In-tree builds: the library's SONAME is librestoration.so.1, so the bin
 # folder also gets that name, and programs linked there with -lrestoration
@@ -135,6 +141,7 @@ test: deps
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-python TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-docs TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	echo; echo "== summary"; cat $(TEST_SUMMARY); \
 	awk '{ for (i = 1; i < NF; i++) { if ($$(i+1) ~ /^passed,?$$/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	     END { printf "%d passed, %d failed\n", p, f }' $(TEST_SUMMARY); \
@@ -161,6 +168,19 @@ deps-python:
 	fi
 test-python: deps-python
 	CONFIG=$(CONFIG) Python/tests/run.sh $(TEST_SUMMARY)
+
+# The docs as a reader follows them (Tests/docs/links.sh): every relative link
+# of README.md and docs/*.md resolves inside the repository, anchors included,
+# every document named exists, the manual pages name only pages we ship and
+# pass `mandoc -T lint`. Needs python3 and mandoc (installed when missing).
+.PHONY: test-docs
+test-docs:
+	@if ! command -v python3 >/dev/null 2>&1 || ! command -v mandoc >/dev/null 2>&1; then \
+	  echo "installing python3 mandoc"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq python3 mandoc; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq python3 mandoc; fi; \
+	fi
+	Tests/docs/links.sh $(TEST_SUMMARY)
 
 # What LifecycleRecipeTests compiles the docs' recipes against (GTK 4, Qt 6,
 # libuv, ncurses), so a fresh machine's `make test` has them before swift test.
@@ -333,6 +353,8 @@ endef
 GTK_VERSION := $(shell sed -n 's/^\#define RST_GTK_VERSION_STRING "\(.*\)"/\1/p' Toolkits/gtk/restoration-gtk.h)
 GTK_SONAME  := librestoration-gtk.so.$(firstword $(subst ., ,$(GTK_VERSION)))
 GTK_LIB     := librestoration-gtk.so.$(GTK_VERSION)
+# The toolkits' manual pages (mdoc) take their date as "Month D, YYYY": the same day as MAN_DATE.
+MAN_MDOC_DATE := $(shell LC_ALL=C date -u -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} '+%B %-d, %Y')
 # $(call gtk_lib,OUT,LIBDIR,FLAGS): one shell line compiling the library into OUT against LIBDIR's
 # librestoration (-Werror in the tree only: a newer GTK's deprecations must not break a package build).
 gtk_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra $(3) -O2 -g -fPIC -fvisibility=hidden -IInclude \
@@ -363,12 +385,17 @@ install-gtk: dist-gtk
 	  ln -sf $(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so; \
 	  $(INSTALL) -m 644 Toolkits/gtk/restoration-gtk.h $(DESTDIR)$(includedir)/; \
 	  $(INSTALL) -m 644 $(DIST)/gtk/restoration-gtk.pc $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc; \
+	  $(INSTALL) -d $(DESTDIR)$(mandir)/man3; \
+	  sed -e 's|@VERSION@|$(GTK_VERSION)|g' -e 's|@DATE@|$(MAN_MDOC_DATE)|g' docs/man/restoration-gtk.3 \
+	    > $(DESTDIR)$(mandir)/man3/restoration-gtk.3; \
+	  chmod 644 $(DESTDIR)$(mandir)/man3/restoration-gtk.3; \
 	fi
 
 uninstall: uninstall-gtk
 uninstall-gtk:
 	rm -f $(DESTDIR)$(libdir)/$(GTK_LIB) $(DESTDIR)$(libdir)/$(GTK_SONAME) $(DESTDIR)$(libdir)/librestoration-gtk.so \
-	  $(DESTDIR)$(includedir)/restoration-gtk.h $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc
+	  $(DESTDIR)$(includedir)/restoration-gtk.h $(DESTDIR)$(pkgconfigdir)/restoration-gtk.pc \
+	  $(DESTDIR)$(mandir)/man3/restoration-gtk.3
 
 clean:
 	rm -rf .build $(DIST) $(DEMO_DIR)
@@ -424,12 +451,16 @@ ifeq ($(QT_HAVE),yes)
 	ln -sf $(QT_SONAME) $(DESTDIR)$(libdir)/librestoration-qt.so
 	$(INSTALL) -m 644 Toolkits/qt/restoration-qt.h $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 644 $(QT_OUT)/restoration-qt.pc $(DESTDIR)$(pkgconfigdir)/
+	$(INSTALL) -d $(DESTDIR)$(mandir)/man3
+	sed -e 's|@VERSION@|$(QT_LIB_VERSION)|g' -e 's|@DATE@|$(MAN_MDOC_DATE)|g' docs/man/restoration-qt.3 \
+	  > $(DESTDIR)$(mandir)/man3/restoration-qt.3
+	chmod 644 $(DESTDIR)$(mandir)/man3/restoration-qt.3
 endif
 
 uninstall-qt:
 	rm -f $(DESTDIR)$(libdir)/librestoration-qt.so.$(QT_LIB_VERSION) $(DESTDIR)$(libdir)/$(QT_SONAME) \
 	  $(DESTDIR)$(libdir)/librestoration-qt.so $(DESTDIR)$(includedir)/restoration-qt.h \
-	  $(DESTDIR)$(pkgconfigdir)/restoration-qt.pc
+	  $(DESTDIR)$(pkgconfigdir)/restoration-qt.pc $(DESTDIR)$(mandir)/man3/restoration-qt.3
 
 # Examples/qt-notes under Xvfb: change, kill -9, relaunch (RECOVER, every
 # widget back, the same row at the top of the list), SIGTERM and a closed
@@ -437,10 +468,15 @@ uninstall-qt:
 test-qt: deps-qt
 	Tests/qt/run.sh $(TEST_SUMMARY)
 
-# Qt 6 (Debian: qt6-base-dev), Xvfb and ImageMagick's import (screenshots); idempotent.
+# Qt 6 (Debian: qt6-base-dev), Xvfb, ImageMagick's import (screenshots) and mandoc (the manual page's check); idempotent.
 deps-qt:
 	@if ! pkg-config --exists Qt6Widgets 2>/dev/null || ! command -v Xvfb >/dev/null || ! command -v import >/dev/null; then \
 	  echo "installing qt6-base-dev xvfb imagemagick"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq qt6-base-dev xvfb imagemagick; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq qt6-base-dev xvfb imagemagick; fi; \
+	fi
+	@if ! command -v mandoc >/dev/null; then \
+	  echo "installing mandoc"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq mandoc; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq mandoc; fi; \
 	fi

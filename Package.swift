@@ -61,6 +61,7 @@ let package = Package(
         .executable(name: "restorectl", targets: ["restorectl"]),
         .executable(name: "restore-bench", targets: ["restore-bench"]),
         .executable(name: "countries-swift", targets: ["countries-swift"]),
+        .executable(name: "readme-swift", targets: ["readme-swift"]),
         .executable(name: "restore-fuzz", targets: ["restore-fuzz"]),
     ],
     dependencies: [
@@ -136,6 +137,8 @@ let package = Package(
                           exclude: ["corpus"]),
         .executableTarget(name: "countries-swift", dependencies: ["Restoration"],
                           path: "Examples/countries-swift"),
+        // The README's Swift example, verbatim (ReadmeExampleTests checks both).
+        .executableTarget(name: "readme-swift", dependencies: ["Restoration"], path: "Examples/readme-swift"),
 
         .testTarget(name: "RestorationArchiveTests", dependencies: ["RestorationArchive"]),
         .testTarget(name: "RestorationCoreTests", dependencies: ["RestorationCore", "RestorationArchive"]),

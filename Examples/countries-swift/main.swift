@@ -311,3 +311,6 @@ if demo {
     }
 }
 withExtendedLifetime((tabs, nav, list, settings)) {}
+// A clean end: `engine` is a global, which Swift never deinitializes, so the
+// session is closed here (else the next launch would read RST_REASON_RECOVER).
+engine.closeSession()

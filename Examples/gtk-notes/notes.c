@@ -2,7 +2,7 @@
  * restoration-gtk (Toolkits/gtk): the window size, the page of a stack, a
  * search entry, a list's selection (by the item's identity, not its index)
  * and the row at its top, the divider between the list and the note, the
- * note's text, and the settings page (a check button, a scale; the password
+ * note's text, the details page's title entry, and the settings page (a check button, a scale; the password
  * entry is never saved). The engine autosaves on the GLib main loop, saves
  * on SIGTERM/SIGINT/SIGHUP and at the window's close, keeps 2 generations,
  * and the status line tells after a crash that it recovered (RECOVER).
@@ -10,9 +10,10 @@
  *   notes STATE_DIR
  *
  * Test hooks (Tests/gtk/run.sh, under Xvfb), all optional:
- *   NOTES_SET="page=P;entry=T;note=T;select=ITEM;top=ROW;divider=X;
- *              width=W;height=H;wrap=0|1;size=N;password=T"
- *       applied once the window is shown, as a user would (top=ROW
+ *   NOTES_SET="page=P;entry=T;title=T;title_cursor=N;note=T;select=ITEM;top=ROW;
+ *              divider=X;width=W;height=H;wrap=0|1;size=N;password=T"
+ *       applied once the window is shown, as a user would (title_cursor=N
+ *       puts the details page's title cursor at N, as a click in its text; top=ROW
  *       scrolls the list so that row index ROW is at its top); when the
  *       autosave has written them, the file $NOTES_READY is created.
  *   NOTES_READY_DIRTY=FILE  written right after the changes instead, while
@@ -30,7 +31,9 @@
  *       user dragging it, until the process ends: the state keeps
  *       changing and the autosave keeps saving (Tests/deathtest/run.sh
  *       kills it at every point with `restorectl test`).
- *   NOTES_AUTOSAVE_MS=N  the autosave delay. */
+ *   NOTES_AUTOSAVE_MS=N  the autosave delay.
+ *   NOTES_QUIT_MS=N   closes the window N ms after the launch, as the
+ *       title bar's close button does (an idle launch: no input at all). */
 #define _GNU_SOURCE 1
 #include <gtk/gtk.h>
 #include <restoration.h>
@@ -47,7 +50,7 @@ typedef struct app {
     rst_restore_reason reason;
     GtkWindow *window;
     GtkStack *stack;
-    GtkEditable *search, *password;
+    GtkEditable *search, *title, *password;
     GtkTextView *note;
     GtkPaned *divider;
     GtkListView *list;
@@ -134,6 +137,8 @@ static gboolean apply_test_changes(gpointer user_data) {
     char *v;
     if ((v = hook_value(spec, "page"))) { gtk_stack_set_visible_child_name(a->stack, v); g_free(v); }
     if ((v = hook_value(spec, "entry"))) { gtk_editable_set_text(a->search, v); g_free(v); }
+    if ((v = hook_value(spec, "title"))) { gtk_editable_set_text(a->title, v); g_free(v); }
+    if ((v = hook_value(spec, "title_cursor"))) { gtk_editable_set_position(a->title, atoi(v)); g_free(v); }
     if ((v = hook_value(spec, "note"))) { gtk_text_buffer_set_text(gtk_text_view_get_buffer(a->note), v, -1); g_free(v); }
     if ((v = hook_value(spec, "password"))) { gtk_editable_set_text(a->password, v); g_free(v); }
     if ((v = hook_value(spec, "divider"))) { gtk_paned_set_position(a->divider, atoi(v)); g_free(v); }
@@ -160,6 +165,11 @@ static gboolean apply_test_changes(gpointer user_data) {
         return G_SOURCE_REMOVE;
     }
     if (g_getenv("NOTES_READY")) g_timeout_add(50, wait_saved, a);
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean quit_now(gpointer user_data) {
+    gtk_window_close(((app *)user_data)->window);   /* as the title bar's close button */
     return G_SOURCE_REMOVE;
 }
 
@@ -194,9 +204,9 @@ static gboolean dump_state(gpointer user_data) {
     gtk_text_buffer_get_bounds(buf, &s, &e);
     char *note = gtk_text_buffer_get_text(buf, &s, &e, FALSE);
     char *text = g_strdup_printf(
-        "reason=%s\nwidth=%d\nheight=%d\npage=%s\nentry=%s\nnote=%s\ndivider=%d\nselect=%s\nselected_index=%u\n"
+        "reason=%s\nwidth=%d\nheight=%d\npage=%s\nentry=%s\ntitle=%s\nnote=%s\ndivider=%d\nselect=%s\nselected_index=%u\n"
         "top_row=%s\nscroll=%.0f\nwrap=%d\nsize=%.0f\npassword=%s\n",
-        rst_restore_reason_name(a->reason), w, h, restored_page, gtk_editable_get_text(a->search), note,
+        rst_restore_reason_name(a->reason), w, h, restored_page, gtk_editable_get_text(a->search), gtk_editable_get_text(a->title), note,
         gtk_paned_get_position(a->divider), item ? gtk_string_object_get_string(GTK_STRING_OBJECT(item)) : "",
         gtk_single_selection_get_selected(selection_of(a)), top, gtk_adjustment_get_value(list_vadj(a)),
         gtk_check_button_get_active(a->wrap), gtk_range_get_value(a->size), gtk_editable_get_text(a->password));
@@ -252,6 +262,14 @@ static GtkWidget *list_page(app *a) {
     return GTK_WIDGET(a->divider);
 }
 
+static GtkWidget *details_page(app *a) {
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
+    gtk_box_append(GTK_BOX(box), gtk_label_new("Details of the selected item"));
+    a->title = GTK_EDITABLE(named(gtk_entry_new(), "title"));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->title));
+    return box;
+}
+
 static GtkWidget *settings_page(app *a) {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
     a->wrap = GTK_CHECK_BUTTON(named(gtk_check_button_new_with_label("Wrap long notes"), "wrap"));
@@ -278,7 +296,7 @@ static void activate(GtkApplication *gapp, gpointer user_data) {
     gtk_stack_switcher_set_stack(GTK_STACK_SWITCHER(switcher), a->stack);
     gtk_box_append(GTK_BOX(box), switcher);
     gtk_stack_add_titled(a->stack, list_page(a), "list", "List");
-    gtk_stack_add_titled(a->stack, gtk_label_new("Details of the selected item"), "details", "Details");
+    gtk_stack_add_titled(a->stack, details_page(a), "details", "Details");
     gtk_stack_add_titled(a->stack, settings_page(a), "settings", "Settings");
     gtk_widget_set_vexpand(GTK_WIDGET(a->stack), TRUE);
     gtk_box_append(GTK_BOX(box), GTK_WIDGET(a->stack));
@@ -303,9 +321,13 @@ static void activate(GtkApplication *gapp, gpointer user_data) {
     fprintf(stderr, "notes: %s\n", rst_restore_reason_name(a->reason));
 
     gtk_window_present(a->window);
+    /* Opened on the details page: the title is where the user types (GTK
+     * selects its text as it takes the focus). */
+    if (g_strcmp0(gtk_stack_get_visible_child_name(a->stack), "details") == 0) gtk_widget_grab_focus(GTK_WIDGET(a->title));
     if (g_getenv("NOTES_SET")) g_timeout_add(300, resize_first, a);
     else start_loop(a);
     if (g_getenv("NOTES_DUMP")) g_timeout_add(300, dump_state, a);
+    if (g_getenv("NOTES_QUIT_MS")) g_timeout_add((guint)atoi(g_getenv("NOTES_QUIT_MS")), quit_now, a);
 }
 
 int main(int argc, char **argv) {

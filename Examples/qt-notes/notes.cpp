@@ -11,10 +11,11 @@
  *
  * Test hooks (Tests/qt/run.sh, under Xvfb), all optional:
  *   NOTES_SET="tab=T;search=S;select=NOTE;scroll=Y;split=DX;editor=TEXT;wrap=1;theme=NAME;
- *              password=P;width=W;height=H;close=1"
+ *              password=P;width=W;height=H;maximize=1;close=1"
  *       done once the window is shown, as a user would: typed (the search
  *       text replaced, the editor's appended), clicked, dragged (in that
- *       order: the notes page first, then the tab). When
+ *       order: the notes page first, then the tab; maximize=1 last, as
+ *       the title bar's maximize button). When
  *       the autosave has written it, the state shown is written to
  *       $NOTES_READY; with $NOTES_READY_DIRTY, "dirty" or "clean" is
  *       written there right after the changes instead (no wait); close=1
@@ -152,6 +153,7 @@ static QString dump(const Notes &n, const char *reason, const QString &tab) {
     editor.replace('\\', "\\\\").replace('\n', "\\n");
     s += QString("reason=%1\n").arg(reason);
     s += QString("width=%1\nheight=%2\n").arg(n.window->width()).arg(n.window->height());
+    s += QString("maximized=%1\n").arg(n.window->isMaximized());
     s += QString("tab=%1\n").arg(tab);
     s += QString("search=%1\n").arg(n.search->text());
     s += QString("select=%1\nselected_index=%2\n").arg(row(n.list, cur)).arg(cur.row());
@@ -232,6 +234,7 @@ static void applyTestChanges(const Notes &n, rst_engine *engine) {
     if (!(v = hookValue(spec, "theme")).isEmpty()) n.theme->setCurrentIndex(n.theme->findText(v));
     if (!(v = hookValue(spec, "password")).isEmpty()) type(n.password, v);
     if (!(v = hookValue(spec, "width")).isEmpty()) n.window->resize(v.toInt(), hookValue(spec, "height").toInt());
+    if (hookValue(spec, "maximize") == "1") n.window->showMaximized();
     startLoop(n);
 
     if (qEnvironmentVariableIsSet("NOTES_READY_DIRTY")) {

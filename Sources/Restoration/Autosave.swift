@@ -11,7 +11,7 @@ extension RestorationEngine {
     /// Why a restore restores what it does.
     ///
     /// The corresponding C type is `rst_restore_reason`.
-    public enum RestoreReason: Int, Sendable, Equatable, CustomStringConvertible {
+    public enum RestoreReason: Int, Sendable, Equatable, CaseIterable, CustomStringConvertible {
         /// No archive: never saved, or discarded.
         case firstLaunch = 0
         /// The previous session ended cleanly.
@@ -23,10 +23,14 @@ extension RestorationEngine {
         /// The current archive was missing or invalid (or
         /// ``RestorationEngine/restore(generation:)`` asked): an older generation.
         case fallback = 4
+        /// An archive or a generation existed but none could be restored:
+        /// each invalid one was set aside intact, and the restore threw.
+        case reset = 5
 
         init(_ r: RestorationCore.RestoreReason) { self = RestoreReason(rawValue: Int(r.rawValue)) ?? .firstLaunch }
 
-        /// The C enumerator's name, `"RST_REASON_RECOVER"`.
+        /// The C enumerator's name, `"RST_REASON_RECOVER"`. The
+        /// corresponding C function is `rst_restore_reason_name`.
         public var description: String { RestorationCore.CSpelling.restoreReason(rawValue: UInt32(rawValue)).description }
     }
 
@@ -223,6 +227,23 @@ extension RestorationEngine {
     }
 
     // MARK: what happened last time
+
+    /// Marks this engine's session as ended cleanly, so the next restore of
+    /// its archive reports ``RestoreReason/relaunch`` instead of
+    /// ``RestoreReason/recover``. The engine also does this when it is
+    /// released — but a top-level `let engine` in `main.swift` is a global,
+    /// and globals are never released: such a program calls this before it
+    /// exits (after its last save), or its every clean exit reads as a death
+    /// at the next launch.
+    ///
+    /// Safe to call twice, or before any save or restore (it does nothing
+    /// then), and without a store or archive path; a later save or restore
+    /// records the session again. With an archive path (or a store that
+    /// maps), it takes no lock and allocates nothing, so a signal handler
+    /// that ends the process may call it.
+    ///
+    /// The corresponding C function is `rst_close_session`.
+    public func closeSession() { core.closeSession() }
 
     /// The reason of the last restore; ``RestoreReason/firstLaunch`` before
     /// any, or when the last found no archive.

@@ -280,14 +280,19 @@ public final class RestorationEngine: @unchecked Sendable {
     public struct RegisteredObject {
         /// `"Tabs/Countries/List"`.
         public let path: String
-        /// The last path component.
+        /// The last path component. The corresponding C function is
+        /// `rst_object_identifier`.
         public let identifier: String
         /// The restoration class recorded for it, if any. The corresponding
         /// C function is `rst_object_class_name`.
         public let className: String?
         /// The Swift object; nil for an object a C host or plugin
-        /// registered.
+        /// registered. The corresponding C function is `rst_object_instance`.
         public let object: StateRestoring?
+        /// The path of the object it is registered under, nil at a root
+        /// (``RestorationEngine/registeredObject(atPath:)`` finds it). The
+        /// corresponding C function is `rst_object_parent`.
+        public let parentPath: String?
     }
 
     // MARK: - state
@@ -542,7 +547,8 @@ public final class RestorationEngine: @unchecked Sendable {
     }
 
     private func describe(_ n: ObjectNode) -> RegisteredObject {
-        RegisteredObject(path: n.path, identifier: n.identifier, className: n.className, object: registry.object(of: n))
+        RegisteredObject(path: n.path, identifier: n.identifier, className: n.className, object: registry.object(of: n),
+                         parentPath: n.parent?.path)
     }
 
     /// Unregisters every object that deallocated, now (the engine also does

@@ -20,9 +20,27 @@ import RestorationCore
 ///   write and rotation, a discard and a set-aside, never while the engine
 ///   calls an object or a callback.
 ///
-/// Every error should name the place (``storeDescription``).
+/// Two members are optional, as in C (defaults: absent):
+/// - ``link(_:index:to:index:)`` with ``canLink``: a move that leaves
+///   `from` holding its bytes too (generation 1 is then a link of the
+///   archive, not a read and a write);
+/// - ``map(_:length:)`` with ``canMap``: a writable region whose contents
+///   survive the death of the process. **A store without it loses
+///   per-object quarantine**: a death during a restore sets the whole
+///   archive aside and the next launch reports
+///   ``RestorationEngine/RestoreReason/firstLaunch``; with it only the
+///   record whose callback was running is skipped.
 ///
-/// The corresponding C type is `rst_store_ops` (restoration_store.h).
+/// **Errors.** A failing member throws a ``RestorationError`` whose case is
+/// the status and whose message is the store's own sentence: the engine's
+/// error for the operation carries that sentence (prefixed by
+/// ``storeDescription`` when it does not name the place already), as a C
+/// store's `rst_store_set_error()` does. A thrown
+/// ``RestorationError/notFound(_:)`` from ``remove(_:index:)`` counts as
+/// success (the slot is empty); from ``read(_:index:)`` return nil instead.
+///
+/// The corresponding C type is `rst_store_ops` (restoration_store.h); the
+/// C function `rst_store_set_error` corresponds to throwing.
 public protocol RestorationStore: AnyObject {
     /// Names the place, for messages: "database 'app.db', table 'state'".
     var storeDescription: String { get }
@@ -35,10 +53,36 @@ public protocol RestorationStore: AnyObject {
     func list(_ slot: RestorationStoreSlot) throws(RestorationError) -> [UInt64]
     func lock() throws(RestorationError)
     func unlock()
+
+    /// Whether ``link(_:index:to:index:)`` is available (default false).
+    var canLink: Bool { get }
+    /// As ``move(_:index:to:index:)``, but `from` keeps its bytes too:
+    /// afterwards the two slots are independent copies. Called only when
+    /// ``canLink`` is true.
+    func link(_ slot: RestorationStoreSlot, index: UInt64, to: RestorationStoreSlot, index toIndex: UInt64) throws(RestorationError)
+    /// Whether ``map(_:length:)`` is available (default false).
+    var canMap: Bool { get }
+    /// A writable region of `length` bytes for the slot, starting with its
+    /// bytes (zero beyond them, or when the slot is new), valid until the
+    /// engine removes the slot or the store is released, whose contents
+    /// survive the death of the process and are what a later
+    /// ``read(_:index:)`` returns (a shared mapping of a file, with its
+    /// blocks reserved first so a full disk fails here, not at the first
+    /// store into the region). Called only when ``canMap`` is true, for the
+    /// crash-loop marker and the session.
+    func map(_ slot: RestorationStoreSlot, length: Int) throws(RestorationError) -> UnsafeMutableRawBufferPointer
 }
 
 extension RestorationStore {
     public var isShared: Bool { false }
+    public var canLink: Bool { false }
+    public var canMap: Bool { false }
+    public func link(_ slot: RestorationStoreSlot, index: UInt64, to: RestorationStoreSlot, index toIndex: UInt64) throws(RestorationError) {
+        throw RestorationError.invalid("\(storeDescription) cannot link (canLink is false)")
+    }
+    public func map(_ slot: RestorationStoreSlot, length: Int) throws(RestorationError) -> UnsafeMutableRawBufferPointer {
+        throw RestorationError.invalid("\(storeDescription) cannot map (canMap is false)")
+    }
 }
 
 /// The kinds of slot a store holds (`rst_slot`).
@@ -90,6 +134,14 @@ final class BuiltInStore: RestorationStore {
     }
     func lock() throws(RestorationError) { try wrap { () throws(RestorationFailure) in try core.lock() } }
     func unlock() { core.unlock() }
+    var canLink: Bool { core.canLink }
+    func link(_ slot: RestorationStoreSlot, index: UInt64, to: RestorationStoreSlot, index toIndex: UInt64) throws(RestorationError) {
+        try wrap { () throws(RestorationFailure) in try core.link(slot, index, to: to, toIndex) }
+    }
+    var canMap: Bool { core.canMap }
+    func map(_ slot: RestorationStoreSlot, length: Int) throws(RestorationError) -> UnsafeMutableRawBufferPointer {
+        try wrap { () throws(RestorationFailure) in try core.map(slot, length: length) }
+    }
 }
 
 /// A host's Swift store as the core's.
@@ -121,13 +173,28 @@ final class HostStore: ArchiveStore {
         try wrap { () throws(RestorationError) in try host.move(from, index: fromIndex, to: to, index: toIndex) }
     }
     func remove(_ slot: StoreSlot, _ index: UInt64) throws(RestorationFailure) {
-        try wrap { () throws(RestorationError) in try host.remove(slot, index: index) }
+        do throws(RestorationError) { try host.remove(slot, index: index) } catch {
+            if case .notFound = error { return }   // an empty slot: success, as in C
+            try wrap { () throws(RestorationError) in throw error }
+        }
     }
     func list(_ slot: StoreSlot) throws(RestorationFailure) -> [UInt64] {
         try wrap { () throws(RestorationError) in try host.list(slot) }.sorted()
     }
     func lock() throws(RestorationFailure) { try wrap { () throws(RestorationError) in try host.lock() } }
     func unlock() { host.unlock() }
+    var canLink: Bool { host.canLink }
+    func link(_ from: StoreSlot, _ fromIndex: UInt64, to: StoreSlot, _ toIndex: UInt64) throws(RestorationFailure) {
+        try wrap { () throws(RestorationError) in try host.link(from, index: fromIndex, to: to, index: toIndex) }
+    }
+    var canMap: Bool { host.canMap }
+    func map(_ slot: StoreSlot, length: Int) throws(RestorationFailure) -> UnsafeMutableRawBufferPointer {
+        let r = try wrap { () throws(RestorationError) in try host.map(slot, length: length) }
+        guard r.count >= length, r.baseAddress != nil else {
+            throw RestorationFailure(.io, "\(describe): map of slot \(slot) gave \(r.count) bytes, not \(length)")
+        }
+        return r
+    }
 }
 
 extension RestorationEngine {

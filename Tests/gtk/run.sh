@@ -13,10 +13,18 @@
 #   4. switch page and type, resize the window from outside (xdotool), then
 #      SIGTERM at once (autosave 60 s away): the signal save keeps it, the
 #      process ends by SIGTERM, next launch RELAUNCH;
-#   5. type, then close the window at once: the save at close-request keeps it.
-# Before them, Tests/gtk/widgets.c checks every supported widget type and
-# the failures (bad archive values, skipped, duplicate and invalid names,
-# destroyed widgets and engines).
+#   5. type, then close the window at once: the save at close-request keeps it;
+#   6. on the details page, type a title and click at its start, then close
+#      the window (saved); then launch twice more with no input at all and
+#      close: the title entry takes the focus and GTK selects its text
+#      (select-on-focus moves the cursor), which is not a change, so neither
+#      launch writes anything: the archive's inode and mtime are unchanged
+#      and no generation file appears or changes.
+# Before them, the manual page restoration-gtk(3) as make install-gtk
+# installs it (mandoc -T lint, every function named), and Tests/gtk/widgets.c
+# checks every supported widget type and the failures (bad archive values,
+# skipped, duplicate and invalid names, destroyed widgets and engines), what
+# GTK moves by itself, transparency, notebook page names, classes.
 # Screenshots (the whole X screen, xwd → PNG) are kept in $GTK_ARTEFACTS
 # (default .build/gtk-test/): before.png, restored.png, restored-reversed.png.
 #   Tests/gtk/run.sh [SUMMARY_FILE]
@@ -46,6 +54,26 @@ cc -std=c11 -Wall -Wextra -Werror -IInclude -IToolkits/gtk Examples/gtk-notes/no
    -L"$LIB" -lrestoration-gtk -L"$BIN" -lrestoration -Wl,-rpath,"$LIB" -Wl,-rpath,"$BIN" -o "$WORK/notes" \
    || { bad "compile Examples/gtk-notes/notes.c"; finish; }
 ok "compiled"
+
+# The manual page restoration-gtk(3), as make install-gtk installs it (staged,
+# with this build standing for the release one): no mandoc -T lint warning,
+# every function of the header in it; make uninstall-gtk removes it.
+mkdir -p "$WORK/fakedist/gtk"
+cp -P "$LIB"/librestoration-gtk.so* "$WORK/fakedist/gtk/" && : > "$WORK/fakedist/gtk/restoration-gtk.pc"
+MAN3="$WORK/dest/usr/share/man/man3/restoration-gtk.3"
+if make --no-print-directory -o dist-gtk install-gtk DIST="$WORK/fakedist" DESTDIR="$WORK/dest" PREFIX=/usr > "$WORK/install.log" 2>&1 \
+   && [ -f "$MAN3" ]; then
+    LINT=$(mandoc -T lint -W warning "$MAN3" 2>&1)
+    [ -z "$LINT" ] && ok "restoration-gtk(3) installed, no mandoc -T lint warning" || bad "mandoc -T lint restoration-gtk.3: $LINT"
+    missing=
+    for f in $(sed -n 's/^RST_GTK_API [^(]*[ *]\(rst_gtk_[a-z_]*\)(.*/\1/p' Toolkits/gtk/restoration-gtk.h); do
+        grep -q "^\.Nm $f\b" "$MAN3" && grep -q "^\.Fn $f " "$MAN3" || missing="$missing $f"
+    done
+    [ -z "$missing" ] && ok "restoration-gtk(3) names and declares every function of restoration-gtk.h" || bad "restoration-gtk(3) lacks:$missing"
+    grep -q '@VERSION@\|@DATE@' "$MAN3" && bad "restoration-gtk(3): a placeholder left" || ok "restoration-gtk(3): version and date filled in"
+else bad "make install-gtk (staged): $(cat "$WORK/install.log")"; fi
+make --no-print-directory uninstall-gtk DESTDIR="$WORK/dest" PREFIX=/usr > /dev/null 2>&1
+[ -z "$(find "$WORK/dest" -type f -o -type l)" ] && ok "make uninstall-gtk removes it all" || bad "left after uninstall-gtk: $(find "$WORK/dest" -type f -o -type l)"
 
 # Xvfb on a free display (it writes the number it took).
 exec 9<> "$WORK/display"
@@ -161,4 +189,27 @@ expect "reason=RST_REASON_RELAUNCH"
 expect "entry=after close"
 expect "note=closed at once"
 expect "divider=300"
+
+# 6. An idle relaunch writes nothing. A session leaves the details page
+#    shown, its title typed and the cursor clicked to the start, and closes.
+rm -f "$WORK/ready"
+NOTES_AUTOSAVE_MS=60000 NOTES_SET="page=details;title=Groceries;title_cursor=0" NOTES_READY_DIRTY="$WORK/ready" NOTES_CLOSE=1 \
+  timeout 60 "$WORK/notes" "$STATE" > "$WORK/run6.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx dirty "$WORK/ready" 2>/dev/null && ok "details page: typed and closed" || bad "details page session: exit $rc: $(cat "$WORK/run6.log")"
+# What is in the state directory: every file's name, inode, size and mtime (ns).
+listing() { (cd "$STATE" && for f in *; do [ "$f" = notes.rst.lock ] || stat -c '%n %i %s %Y.%y' "$f"; done); }
+BEFORE=$(listing)
+for launch in 1 2; do
+    NOTES_QUIT_MS=2000 timeout 60 "$WORK/notes" "$STATE" > "$WORK/idle$launch.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q RST_REASON_RELAUNCH "$WORK/idle$launch.log" && ok "idle launch $launch: RELAUNCH, closed" \
+      || bad "idle launch $launch: exit $rc: $(cat "$WORK/idle$launch.log")"
+    AFTER=$(listing)
+    if [ "$AFTER" = "$BEFORE" ]; then ok "idle launch $launch wrote nothing (inode, size, mtime and generations unchanged)"
+    else bad "idle launch $launch wrote: before: $(echo $BEFORE) after: $(echo $AFTER)"; fi
+done
+SHOT= dump after-idle
+expect "page=details"
+expect "title=Groceries"
 finish

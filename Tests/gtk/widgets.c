@@ -6,7 +6,11 @@
  * engine destroyed before its widgets. Then list selections by identity
  * (column view, grid view with several rows) into reordered models, and a
  * scrolled window's offsets applied after the first layout; every kind of
- * change marking the engine dirty, through an archive file. */
+ * change marking the engine dirty, through an archive file. Then what GTK
+ * moves by itself after a restore (a focused entry's select-on-focus, a
+ * window's natural size, a scroll position clamped by a layout) not marking
+ * it dirty; transparent containers; notebook pages by name; the records'
+ * classes and a migration registered for one. */
 #include "check.h"
 #include <gtk/gtk.h>
 #include <restoration-gtk.h>
@@ -187,6 +191,82 @@ static gboolean run_until_laid_out(GtkScrolledWindow *sw) {
     for (int i = 0; i < 250 && !laid_out(sw); i++) run_loop(20);
     return laid_out(sw);
 }
+
+
+/* ---- what GTK moves by itself; transparency; notebooks; classes ---- */
+
+/* A window "w" with an entry "e" first in the focus chain, a button after it. */
+static GtkWidget *focus_window(GtkEditable **entry) {
+    GtkWidget *w = named(gtk_window_new(), "w");
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    *entry = GTK_EDITABLE(named(gtk_entry_new(), "e"));
+    gtk_box_append(GTK_BOX(box), GTK_WIDGET(*entry));
+    gtk_box_append(GTK_BOX(box), gtk_button_new_with_label("ok"));
+    gtk_window_set_child(GTK_WINDOW(w), box);
+    return w;
+}
+
+/* A window "w": with `paned`, a GtkPaned "split" (transparent when asked)
+ * holding the entry "left" and the check button "right"; without, the two
+ * directly in a box. */
+static GtkWidget *split_window(gboolean paned, gboolean transparent, GtkEditable **left, GtkCheckButton **right, GtkPaned **split) {
+    GtkWidget *w = named(gtk_window_new(), "w");
+    *left = GTK_EDITABLE(named(gtk_entry_new(), "left"));
+    *right = GTK_CHECK_BUTTON(named(gtk_check_button_new(), "right"));
+    if (paned) {
+        *split = GTK_PANED(named(gtk_paned_new(GTK_ORIENTATION_HORIZONTAL), "split"));
+        if (transparent) CHECK_OK(rst_gtk_set_transparent(GTK_WIDGET(*split)));
+        gtk_paned_set_start_child(*split, GTK_WIDGET(*left));
+        gtk_paned_set_end_child(*split, GTK_WIDGET(*right));
+        gtk_window_set_child(GTK_WINDOW(w), GTK_WIDGET(*split));
+    } else {
+        GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+        gtk_box_append(GTK_BOX(box), GTK_WIDGET(*left));
+        gtk_box_append(GTK_BOX(box), GTK_WIDGET(*right));
+        gtk_window_set_child(GTK_WINDOW(w), box);
+        if (split) *split = NULL;
+    }
+    return w;
+}
+
+/* A notebook "book" in a window "nb" with one page per name ("" : an unnamed page). */
+static GtkWidget *book_window(const char *const *pages, size_t n, GtkNotebook **book) {
+    GtkWidget *w = named(gtk_window_new(), "nb");
+    *book = GTK_NOTEBOOK(named(gtk_notebook_new(), "book"));
+    for (size_t i = 0; i < n; i++) {
+        GtkWidget *page = gtk_label_new(pages[i]);
+        if (*pages[i]) gtk_widget_set_name(page, pages[i]);
+        gtk_notebook_append_page(*book, page, NULL);
+    }
+    gtk_window_set_child(GTK_WINDOW(w), GTK_WIDGET(*book));
+    return w;
+}
+static const char *current_page_name(GtkNotebook *b) {
+    return gtk_widget_get_name(gtk_notebook_get_nth_page(b, gtk_notebook_get_current_page(b)));
+}
+
+/* A migration of GtkEntry records from version 0: the text upper-cased. */
+static int migrations_run;
+static rst_status upper_text(rst_coder *c, uint32_t from, void *ctx) {
+    CHECK_EQ(from, 0);
+    CHECK_STR(ctx, "entries");
+    const char *text = NULL;
+    size_t len = 0;
+    if (rst_decode_string(c, "text", &text, &len) != RST_OK) return RST_OK;   /* a password entry: no text */
+    char *up = g_utf8_strup(text, (gssize)len);
+    rst_status s = rst_encode_string(c, "text", up);
+    g_free(up);
+    migrations_run++;
+    return s;
+}
+
+/* A record as restoration-gtk 1.0 wrote it: no class. */
+static void old_entry_encode(void *inst, rst_coder *c) {
+    (void)inst;
+    rst_encode_string(c, "text", "written by 1.0");
+    rst_encode_int(c, "cursor", 3);
+}
+static const rst_object_callbacks old_entry_cb = { old_entry_encode, NULL, NULL, NULL };
 
 int main(int argc, char **argv) {
     (void)argc;
@@ -543,5 +623,235 @@ int main(int argc, char **argv) {
     rst_engine_destroy(ebld);
     gtk_window_destroy(GTK_WINDOW(bwin));
     g_object_unref(builder);
+    /* 11. What GTK moves by itself after a restore is not a change: a
+     *     restored entry taking the focus has its text selected and its
+     *     cursor moved to the end (select-on-focus); a window without a
+     *     default size gets its natural size when shown. A user's change
+     *     afterwards still is one, and the next save writes what is shown. */
+    GtkEditable *fe1, *fe2;
+    GtkWidget *fw1 = focus_window(&fe1);
+    rst_engine *ef1 = engine();
+    CHECK_OK(rst_gtk_track(ef1, fw1, NULL, NULL));
+    gtk_editable_set_text(fe1, "abcdef");
+    CHECK_EQ(gtk_editable_get_position(fe1), 0);
+    CHECK_OK(rst_save_to_buffer(ef1, &buf, &len));
+    rst_engine_destroy(ef1);
+    gtk_window_destroy(GTK_WINDOW(fw1));
+    GtkWidget *fw2 = focus_window(&fe2);
+    rst_engine *ef2 = engine();
+    CHECK_OK(rst_gtk_track(ef2, fw2, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(ef2, buf, len));
+    rst_free(buf);
+    CHECK_STR(gtk_editable_get_text(fe2), "abcdef");
+    CHECK_EQ(gtk_editable_get_position(fe2), 0);
+    gtk_window_present(GTK_WINDOW(fw2));                     /* the entry takes the focus */
+    for (int i = 0; i < 100 && gtk_editable_get_position(fe2) != 6; i++) run_loop(20);
+    run_loop(200);
+    int sel_start = -1, sel_end = -1;
+    CHECK(gtk_editable_get_selection_bounds(fe2, &sel_start, &sel_end));   /* GTK did select it all */
+    CHECK_EQ(sel_start, 0);
+    CHECK_EQ(sel_end, 6);
+    CHECK_EQ(gtk_editable_get_position(fe2), 6);
+    gtk_window_get_default_size(GTK_WINDOW(fw2), &w, &h);
+    CHECK(w > 0 && h > 0);                                    /* GTK gave it its natural size */
+    if (rst_is_dirty(ef2)) CHECK_MSG(0, "restoring, focusing and showing marked the engine dirty");
+    gtk_editable_set_position(fe2, 2);                        /* the user clicks into the text */
+    CHECK(rst_is_dirty(ef2));
+    CHECK_OK(rst_save_to_buffer(ef2, &buf, &len));
+    CHECK(memmem(buf, len, "abcdef", 6) != NULL);
+    rst_free(buf);
+    rst_engine_destroy(ef2);
+    gtk_window_destroy(GTK_WINDOW(fw2));
+
+    /*     A scroll position a layout clamps (the content got shorter after
+     *     the restore settled) is not a change; the user's scroll is. */
+    GtkScrolledWindow *lsw1, *lsw2;
+    GtkWidget *lsww1 = scroll_window(&lsw1);
+    rst_engine *el1 = engine();
+    CHECK_OK(rst_gtk_track(el1, lsww1, NULL, NULL));
+    gtk_window_present(GTK_WINDOW(lsww1));
+    CHECK(run_until_laid_out(lsw1));
+    gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(lsw1), 1500);
+    CHECK_OK(rst_save_to_buffer(el1, &buf, &len));
+    rst_engine_destroy(el1);
+    gtk_window_destroy(GTK_WINDOW(lsww1));
+    GtkWidget *lsww2 = scroll_window(&lsw2);
+    rst_engine *el3 = engine();
+    CHECK_OK(rst_gtk_track(el3, lsww2, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(el3, buf, len));
+    rst_free(buf);
+    gtk_window_present(GTK_WINDOW(lsww2));
+    CHECK(run_until_laid_out(lsw2));
+    GtkAdjustment *lv = gtk_scrolled_window_get_vadjustment(lsw2);
+    for (int i = 0; i < 100 && gtk_adjustment_get_value(lv) != 1500; i++) run_loop(20);
+    run_loop(300);                                            /* the restore settled */
+    CHECK(gtk_adjustment_get_value(lv) == 1500);
+    CHECK(!rst_is_dirty(el3));
+    GtkWidget *area = gtk_scrolled_window_get_child(lsw2);
+    if (GTK_IS_VIEWPORT(area)) area = gtk_viewport_get_child(GTK_VIEWPORT(area));
+    gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), 1000);   /* the content shrinks */
+    for (int i = 0; i < 100 && gtk_adjustment_get_value(lv) >= 1500; i++) run_loop(20);
+    run_loop(100);
+    CHECK(gtk_adjustment_get_value(lv) < 1000);               /* GTK clamped it */
+    if (rst_is_dirty(el3)) CHECK_MSG(0, "a scroll position clamped by a layout marked the engine dirty");
+    gtk_adjustment_set_value(lv, 20);                         /* the user scrolls */
+    CHECK(rst_is_dirty(el3));
+    rst_engine_destroy(el3);
+    gtk_window_destroy(GTK_WINDOW(lsww2));
+
+    /* 12. A transparent container: its named children are registered
+     *     beside it, so adding or removing it keeps their records; its own
+     *     record (the divider) stays. */
+    GtkEditable *left;
+    GtkCheckButton *right;
+    GtkPaned *split;
+    GtkWidget *tw1 = split_window(FALSE, FALSE, &left, &right, NULL);   /* release 1: no paned */
+    rst_engine *et1 = engine();
+    CHECK_OK(rst_gtk_track(et1, tw1, NULL, NULL));
+    gtk_editable_set_text(left, "kept across releases");
+    gtk_check_button_set_active(right, TRUE);
+    CHECK_OK(rst_save_to_buffer(et1, &buf, &len));
+    rst_engine_destroy(et1);
+    gtk_window_destroy(GTK_WINDOW(tw1));
+    GtkWidget *tw2 = split_window(TRUE, TRUE, &left, &right, &split);   /* release 2: a named, transparent paned */
+    rst_engine *et2 = engine();
+    CHECK_OK(rst_gtk_track(et2, tw2, NULL, NULL));
+    CHECK(rst_find_object(et2, "w/left") == rst_gtk_object(GTK_WIDGET(left)));
+    CHECK(rst_find_object(et2, "w/right") == rst_gtk_object(GTK_WIDGET(right)));
+    CHECK(rst_find_object(et2, "w/split") == rst_gtk_object(GTK_WIDGET(split)));
+    CHECK(rst_find_object(et2, "w/split/left") == NULL);
+    CHECK_OK(rst_restore_from_buffer(et2, buf, len));
+    rst_free(buf);
+    CHECK_STR(gtk_editable_get_text(left), "kept across releases");
+    CHECK(gtk_check_button_get_active(right));
+    gtk_paned_set_position(split, 87);
+    CHECK(rst_is_dirty(et2));                                 /* its own state is still saved */
+    CHECK_OK(rst_save_to_buffer(et2, &buf, &len));
+    rst_engine_destroy(et2);
+    gtk_window_destroy(GTK_WINDOW(tw2));
+    GtkWidget *tw3 = split_window(TRUE, TRUE, &left, &right, &split);
+    rst_engine *et3 = engine();
+    CHECK_OK(rst_gtk_track(et3, tw3, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(et3, buf, len));
+    CHECK_EQ(gtk_paned_get_position(split), 87);
+    CHECK_STR(gtk_editable_get_text(left), "kept across releases");
+    rst_engine_destroy(et3);
+    gtk_window_destroy(GTK_WINDOW(tw3));
+    GtkWidget *tw4 = split_window(FALSE, FALSE, &left, &right, NULL);   /* release 3: the paned removed */
+    rst_engine *et4 = engine();
+    CHECK_OK(rst_gtk_track(et4, tw4, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(et4, buf, len));
+    rst_free(buf);
+    CHECK_STR(gtk_editable_get_text(left), "kept across releases");
+    CHECK(gtk_check_button_get_active(right));
+    rst_engine_destroy(et4);
+    gtk_window_destroy(GTK_WINDOW(tw4));
+    GtkWidget *tw5 = split_window(TRUE, FALSE, &left, &right, &split);  /* not transparent: under it */
+    rst_engine *et5 = engine();
+    CHECK_OK(rst_gtk_track(et5, tw5, NULL, NULL));
+    CHECK(rst_find_object(et5, "w/split/left") == rst_gtk_object(GTK_WIDGET(left)));
+    rst_engine_destroy(et5);
+    gtk_window_destroy(GTK_WINDOW(tw5));
+    CHECK_EQ(rst_gtk_set_transparent(NULL), RST_ERR_INVALID);
+
+    /* 13. Notebook pages by name: the page comes back by its name in a
+     *     notebook whose pages moved; a name no page has is ignored; an
+     *     unnamed page (and an archive of 1.0) by index. */
+    GtkNotebook *nb;
+    const char *pages1[] = { "inbox", "drafts", "sent" };
+    GtkWidget *nw1 = book_window(pages1, 3, &nb);
+    rst_engine *en1 = engine();
+    CHECK_OK(rst_gtk_track(en1, nw1, NULL, NULL));
+    gtk_notebook_set_current_page(nb, 2);
+    CHECK(rst_is_dirty(en1));
+    CHECK_OK(rst_save_to_buffer(en1, &buf, &len));
+    rst_engine_destroy(en1);
+    gtk_window_destroy(GTK_WINDOW(nw1));
+    const char *pages2[] = { "sent", "archive", "inbox", "drafts" };    /* reordered, one added */
+    GtkWidget *nw2 = book_window(pages2, 4, &nb);
+    rst_engine *en2 = engine();
+    CHECK_OK(rst_gtk_track(en2, nw2, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(en2, buf, len));
+    CHECK_STR(current_page_name(nb), "sent");
+    CHECK_EQ(gtk_notebook_get_current_page(nb), 0);
+    rst_engine_destroy(en2);
+    gtk_window_destroy(GTK_WINDOW(nw2));
+    const char *pages3[] = { "inbox", "drafts", "outbox" };           /* "sent" is gone */
+    GtkWidget *nw3 = book_window(pages3, 3, &nb);
+    rst_engine *en3 = engine();
+    CHECK_OK(rst_gtk_track(en3, nw3, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(en3, buf, len));
+    rst_free(buf);
+    CHECK_EQ(gtk_notebook_get_current_page(nb), 0);           /* not the page at the old index 2 */
+    rst_engine_destroy(en3);
+    gtk_window_destroy(GTK_WINDOW(nw3));
+    const char *pages4[] = { "", "", "" };                    /* unnamed pages: by index */
+    GtkWidget *nw4 = book_window(pages4, 3, &nb);
+    rst_engine *en4 = engine();
+    CHECK_OK(rst_gtk_track(en4, nw4, NULL, NULL));
+    gtk_notebook_set_current_page(nb, 1);
+    CHECK_OK(rst_save_to_buffer(en4, &buf, &len));
+    rst_engine_destroy(en4);
+    gtk_window_destroy(GTK_WINDOW(nw4));
+    GtkWidget *nw5 = book_window(pages1, 3, &nb);              /* an index restores into named pages too */
+    rst_engine *en5 = engine();
+    CHECK_OK(rst_gtk_track(en5, nw5, NULL, NULL));
+    CHECK_OK(rst_restore_from_buffer(en5, buf, len));
+    rst_free(buf);
+    CHECK_STR(current_page_name(nb), "drafts");
+    rst_engine_destroy(en5);
+    gtk_window_destroy(GTK_WINDOW(nw5));
+
+    /* 14. Each record's class is its widget's type name: a migration
+     *     registered for "GtkEntry" runs on the entries' records (and only
+     *     theirs); a record without a class (restoration-gtk 1.0) restores
+     *     as before, unmigrated. */
+    ui m1;
+    build(&m1);
+    rst_engine *em1 = engine();
+    CHECK_OK(rst_gtk_track(em1, GTK_WIDGET(m1.win), NULL, NULL));
+    CHECK_STR(rst_object_class_name(rst_gtk_object(GTK_WIDGET(m1.entry))), "GtkEntry");
+    CHECK_STR(rst_object_class_name(rst_gtk_object(GTK_WIDGET(m1.book))), "GtkNotebook");
+    CHECK_STR(rst_object_class_name(rst_gtk_object(GTK_WIDGET(m1.search))), "GtkSearchEntry");
+    CHECK_STR(rst_object_class_name(rst_gtk_object(GTK_WIDGET(m1.win))), "GtkWindow");
+    gtk_editable_set_text(m1.entry, "lower case");
+    gtk_editable_set_text(m1.search, "search text");
+    CHECK_OK(rst_save_to_buffer(em1, &buf, &len));
+    rst_engine_destroy(em1);
+    ui m2;
+    build(&m2);
+    rst_engine *em2 = engine();
+    CHECK_OK(rst_gtk_track(em2, GTK_WIDGET(m2.win), NULL, NULL));
+    CHECK_OK(rst_set_class_version(em2, "GtkEntry", 1));
+    CHECK_OK(rst_register_migration(em2, "GtkEntry", 0, upper_text, "entries"));
+    CHECK_OK(rst_restore_from_buffer(em2, buf, len));
+    rst_free(buf);
+    CHECK_STR(gtk_editable_get_text(m2.entry), "LOWER CASE");
+    CHECK_STR(gtk_editable_get_text(m2.search), "search text");   /* a GtkSearchEntry: not migrated */
+    CHECK(migrations_run >= 1);
+    CHECK(!rst_is_dirty(em2));
+    rst_engine_destroy(em2);
+    rst_engine *eold = engine();                              /* the 1.0 layout: no classes */
+    rst_object *oldw = NULL;
+    CHECK_OK(rst_register_object(eold, "win", NULL, NULL, NULL, NULL, &oldw));
+    CHECK_OK(rst_register_object(eold, "entry", oldw, NULL, &old_entry_cb, NULL, NULL));
+    CHECK_OK(rst_save_to_buffer(eold, &buf, &len));
+    rst_engine_destroy(eold);
+    ui m3;
+    build(&m3);
+    rst_engine *em3 = engine();
+    CHECK_OK(rst_gtk_track(em3, GTK_WIDGET(m3.win), NULL, NULL));
+    CHECK_OK(rst_set_class_version(em3, "GtkEntry", 1));
+    CHECK_OK(rst_register_migration(em3, "GtkEntry", 0, upper_text, "entries"));
+    int before_old = migrations_run;
+    CHECK_OK(rst_restore_from_buffer(em3, buf, len));
+    rst_free(buf);
+    CHECK_STR(gtk_editable_get_text(m3.entry), "written by 1.0");
+    CHECK_EQ(gtk_editable_get_position(m3.entry), 3);
+    CHECK_EQ(migrations_run, before_old);
+    rst_engine_destroy(em3);
+    gtk_window_destroy(m1.win);
+    gtk_window_destroy(m2.win);
+    gtk_window_destroy(m3.win);
     DONE();
 }

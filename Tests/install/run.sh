@@ -329,7 +329,8 @@ t_gtk() {
     expect "pkg-config --modversion restoration-gtk == $v" test "$(pkg-config --modversion restoration-gtk)" = "$v"
     expect "it needs librestoration.so.$MAJOR" grep -qx "librestoration.so.$MAJOR" <<< "$(needed "$lib")"
     exports=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')
-    expect "it exports rst_gtk_* only (got: $exports)" test "$exports" = "rst_gtk_object rst_gtk_set_identity rst_gtk_skip rst_gtk_track "
+    expect "it exports rst_gtk_* only (got: $exports)" test "$exports" = "rst_gtk_object rst_gtk_set_identity rst_gtk_set_transparent rst_gtk_skip rst_gtk_track "
+    expect "restoration-gtk.3 is installed" test -f "$PREFIX/share/man/man3/restoration-gtk.3"
     cat > "$T/gtk-host.c" <<'EOF'
 #include <restoration-gtk.h>
 #include <stdio.h>

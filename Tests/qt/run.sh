@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# restoration-qt under Xvfb: make install-qt / uninstall-qt staged, an app
+# restoration-qt under Xvfb: make install-qt / uninstall-qt staged (the
+# manual page restoration-qt(3) linted, every function in it), an app
 # built with pkg-config alone, Tests/qt/widgets.cpp (every widget type, the
 # library's failures; again under ASan and UBSan), then Examples/qt-notes
 # as a user sees it:
@@ -14,7 +15,9 @@
 #  3. SIGTERM right after a change (autosave in 60 s): it ends by SIGTERM,
 #     the change saved; relaunch RELAUNCH with it;
 #  4. the window closed right after a change (autosave in 60 s): the save
-#     when it closes keeps it; relaunch with it.
+#     when it closes keeps it; relaunch with it;
+#  5. the window maximized with no window manager (its geometry does not
+#     move): once autosaved, kill -9; the relaunch is maximized.
 # Screenshots: .build/qt-notes-{before,restored,sigterm,closed}.png.
 #   Tests/qt/run.sh [SUMMARY_FILE]
 set -u
@@ -58,6 +61,18 @@ if make --no-print-directory install-qt QT_RST_LIB="$BIN" QT_OUT="$WORK/qt" DEST
    && grep -qx 'libdir=/usr/lib' "$DEST/usr/lib/pkgconfig/restoration-qt.pc"; then
   ok "make install-qt (staged)"
 else bad "make install-qt: $(cat "$WORK/install.log"; find "$DEST" | tr '\n' ' ')"; fi
+# Its manual page, restoration-qt(3): no mandoc -T lint warning, every function of the header in it.
+MAN3="$DEST/usr/share/man/man3/restoration-qt.3"
+if [ -f "$MAN3" ]; then
+  LINT=$(mandoc -T lint -W warning "$MAN3" 2>&1)
+  [ -z "$LINT" ] && ok "restoration-qt(3) installed, no mandoc -T lint warning" || bad "mandoc -T lint restoration-qt.3: $LINT"
+  missing=
+  for f in $(sed -n 's/^RESTORATION_QT_API [^(]*[ *]\([A-Za-z]*\)(.*/\1/p' Toolkits/qt/restoration-qt.h); do
+    grep -q "^\.Nm RestorationQt::$f\b" "$MAN3" && grep -q "^\.Fn RestorationQt::$f " "$MAN3" || missing="$missing $f"
+  done
+  [ -z "$missing" ] && ok "restoration-qt(3) names and declares every function of restoration-qt.h" || bad "restoration-qt(3) lacks:$missing"
+  grep -q '@VERSION@\|@DATE@' "$MAN3" && bad "restoration-qt(3): a placeholder left" || ok "restoration-qt(3): version and date filled in"
+else bad "make install-qt installed no restoration-qt.3"; fi
 make --no-print-directory uninstall-qt DESTDIR="$DEST" PREFIX=/usr > /dev/null 2>&1
 [ -z "$(find "$DEST" -type f -o -type l)" ] && ok "make uninstall-qt removes it all" || bad "left after uninstall-qt: $(find "$DEST" -type f -o -type l)"
 # An app built with pkg-config alone against an installed prefix (librestoration's
@@ -178,6 +193,24 @@ touch "$WORK/dump.quit"; wait "$NPID"; NPID=
 expect "reason=RST_REASON_RELAUNCH"
 expect "search=after close"
 expect "editor=first line\\nsecond line"
+
+# 5. Maximized with no window manager (the geometry does not move): a change,
+#    autosaved; kill -9; the relaunch is maximized.
+rm -f "$WORK/ready"
+NOTES_SET="maximize=1" NOTES_READY="$WORK/ready" "$WORK/notes" "$STATE" > "$WORK/run7.log" 2>&1 &
+NPID=$!
+wait_file "$WORK/ready" || bad "maximized: no autosave: $(cat "$WORK/run7.log")"
+grep -qx "maximized=1" "$WORK/ready" 2>/dev/null && ok "maximized by the session" || bad "not maximized: $(tr '\n' ' ' < "$WORK/ready" 2>/dev/null)"
+kill -9 "$NPID"; wait "$NPID" 2>/dev/null; NPID=
+rm -f "$WORK/dump" "$WORK/dump.quit"
+NOTES_AUTOSAVE_MS=60000 NOTES_DUMP="$WORK/dump" "$WORK/notes" "$STATE" > "$WORK/run8.log" 2>&1 &
+NPID=$!
+wait_file "$WORK/dump" || { bad "relaunch after the maximize wrote no state: $(cat "$WORK/run8.log")"; finish; }
+touch "$WORK/dump.quit"; wait "$NPID"; NPID=
+expect "reason=RST_REASON_RECOVER"
+expect "maximized=1"
+expect "dirty_at_start=0"
+expect "search=after close"
 
 if grep -h 'restoration-qt:' "$WORK"/run*.log; then bad "restoration-qt warnings (above)"; else ok "no restoration-qt warning"; fi
 finish

@@ -7,6 +7,11 @@
  * widgets tracked later, destroyed widgets, a closed window's record kept
  * and given back to the window opened again, and the failures: NULL
  * arguments, a second attach, two siblings with one name, a name with '/'.
+ * Then a window maximized, full screen, minimized with no window manager
+ * (the geometry does not move): each a change, the maximized state back in
+ * a new window; Qt's own widgets (two unnamed QTabWidgets' scroll buttons,
+ * two file dialogs' insides under one named widget) never tracked, and
+ * track() succeeds without a warning.
  *   widgets STATE_DIR     prints "widgets: N checks, M failed" */
 #include <restoration-qt.h>
 
@@ -17,6 +22,7 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMainWindow>
@@ -26,6 +32,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTextEdit>
 #include <QVBoxLayout>
@@ -35,6 +42,14 @@
 #include <QCloseEvent>
 
 static int checks, failures;
+
+/* restoration-qt's warnings, counted (and still printed). */
+static int qtWarnings;
+static QtMessageHandler previousHandler;
+static void countWarnings(QtMsgType type, const QMessageLogContext &context, const QString &message) {
+    if (message.startsWith(QLatin1String("restoration-qt:"))) qtWarnings++;
+    previousHandler(type, context, message);
+}
 
 /* A window that refuses to close (an "unsaved changes?" answer). */
 class Refusing : public QWidget {
@@ -433,6 +448,87 @@ int main(int argc, char **argv) {
     CHECK(dock2->isFloating());
     CHECK(RestorationQt::finish(e) == RST_OK);
     delete mw2;
+
+    // ---- window states with no window manager: the geometry does not move ----
+    const QByteArray spath = QByteArray(argv[1]) + "/states.rst";
+    QFile::remove(QString::fromLocal8Bit(spath));
+    e = engineAt(spath);
+    auto *sw1 = new QWidget;
+    sw1->setObjectName("win");
+    sw1->resize(400, 300);
+    CHECK(RestorationQt::track(e, sw1) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_ERR_NOT_FOUND);
+    sw1->show();
+    settle(300);
+    CHECK(rst_save(e) == RST_OK);
+    const QRect normal = sw1->geometry();
+    // Each state change marks the engine dirty (what follows it, a resize
+    // Qt makes itself, is let settle before the save).
+#define STATE_CHANGED(e, what) do { CHECK(!rst_is_dirty(e)); what; CHECK(rst_is_dirty(e)); \
+    settle(200); CHECK(rst_save(e) == RST_OK); CHECK(!rst_is_dirty(e)); } while (0)
+    STATE_CHANGED(e, sw1->showMaximized());
+    CHECK(sw1->isMaximized());
+    CHECK(sw1->geometry() == normal);                          // no window manager: nothing moved
+    STATE_CHANGED(e, sw1->showFullScreen());
+    STATE_CHANGED(e, sw1->showNormal());
+    // Minimized: Qt hides the window, which saves at once.
+    auto archiveBytes = [&spath] { QFile a(QString::fromLocal8Bit(spath)); return a.open(QIODevice::ReadOnly) ? a.readAll() : QByteArray(); };
+    const QByteArray beforeMinimize = archiveBytes();
+    sw1->showMinimized();
+    settle(200);
+    CHECK(sw1->isMinimized());
+    CHECK(!rst_is_dirty(e) && archiveBytes() != beforeMinimize);
+    STATE_CHANGED(e, sw1->showMaximized());
+    settle(200);
+    CHECK(sw1->isMaximized());
+    CHECK(!rst_is_dirty(e));
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete sw1;
+    e = engineAt(spath);
+    auto *sw2 = new QWidget;
+    sw2->setObjectName("win");
+    sw2->resize(400, 300);
+    CHECK(RestorationQt::track(e, sw2) == RST_OK);
+    CHECK(RestorationQt::restore(e) == RST_OK);
+    sw2->show();
+    settle(300);
+    CHECK(sw2->isMaximized());
+    CHECK(!rst_is_dirty(e));                                   // restoring the state is not a change
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete sw2;
+
+    // ---- Qt's own widgets: never tracked, never a failure ----
+    e = engineAt(QByteArray(argv[1]) + "/internal.rst");
+    auto *holder = new QWidget;
+    holder->setObjectName("holder");
+    auto *hbox = new QVBoxLayout(holder);
+    for (const char *page : { "p1", "p2" }) {
+        auto *tabs = new QTabWidget;                           // unnamed: its insides go under "holder"
+        auto *named = new QLineEdit;
+        named->setObjectName(page);
+        tabs->addTab(named, page);
+        tabs->addTab(new QWidget, "other");
+        hbox->addWidget(tabs);
+    }
+    for (int i = 0; i < 2; i++) {
+        auto *dialog = new QFileDialog(holder);                // Qt names its insides itself
+        dialog->setOption(QFileDialog::DontUseNativeDialog);
+    }
+    CHECK(!holder->findChildren<QWidget *>("ScrollLeftButton").isEmpty());   // (the test is sound)
+    CHECK(!holder->findChildren<QWidget *>("lookInCombo").isEmpty());
+    qtWarnings = 0;
+    previousHandler = qInstallMessageHandler(countWarnings);
+    CHECK(RestorationQt::track(e, holder) == RST_OK);
+    qInstallMessageHandler(previousHandler);
+    CHECK(qtWarnings == 0);
+    CHECK(rst_find_object(e, "holder/p1") != nullptr);         // the pages inside Qt's widgets are tracked
+    CHECK(rst_find_object(e, "holder/p2") != nullptr);
+    CHECK(rst_find_object(e, "holder/ScrollLeftButton") == nullptr);
+    CHECK(rst_find_object(e, "holder/ScrollRightButton") == nullptr);
+    CHECK(rst_find_object(e, "holder/QFileDialog") == nullptr);
+    CHECK(rst_find_object(e, "holder/lookInCombo") == nullptr);
+    CHECK(RestorationQt::finish(e) == RST_OK);
+    delete holder;
 
     std::printf("widgets: %d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

@@ -18,6 +18,7 @@
 #pragma weak rst_coder_set_sensitivity
 
 #define SKIP_KEY     "rst-gtk-skip"
+#define TRANSPARENT_KEY "rst-gtk-transparent"
 #define NODE_KEY     "rst-gtk-node"
 #define IDENTITY_KEY "rst-gtk-identity"
 /* Frames a restored scroll offset waits for the content to grow to it. */
@@ -68,6 +69,9 @@ typedef struct node {
     int ticks, stable;
     gboolean applied_once;
     gboolean secret;            /* an entry once seen hiding its text: never saved */
+    gboolean laying_out;        /* a scroll's bounds moved in this dispatch (a layout) */
+    double bounds[WATCHED][2];  /* a watched adjustment's upper and page size, last seen */
+    guint layout_idle;          /* clears `laying_out` before the next input is handled */
     double last_upper[2];       /* the content's size at the last frame (h, v) */
     gboolean top_looked;        /* top_pos: where the restored top row is in the model */
     guint top_pos;
@@ -215,7 +219,16 @@ static void capture(node *n) {
     }
     case K_PANED: add_int(s, "position", gtk_paned_get_position(GTK_PANED(w))); break;
     case K_STACK: add_string(s, "page", gtk_stack_get_visible_child_name(GTK_STACK(w))); break;
-    case K_NOTEBOOK: add_int(s, "page", gtk_notebook_get_current_page(GTK_NOTEBOOK(w))); break;
+    case K_NOTEBOOK: {
+        /* By the page's name when it has one (pages can be added, removed,
+         * reordered), else by index. */
+        int current = gtk_notebook_get_current_page(GTK_NOTEBOOK(w));
+        GtkWidget *page = current >= 0 ? gtk_notebook_get_nth_page(GTK_NOTEBOOK(w), current) : NULL;
+        const char *name = page ? widget_id(page) : NULL;
+        if (name) add_string(s, "page", name);
+        else add_int(s, "page", current);
+        break;
+    }
     case K_SPIN: add_double(s, "value", gtk_spin_button_get_value(GTK_SPIN_BUTTON(w))); break;
     case K_EDITABLE:
         if (secret_entry(n)) break;                /* never a password */
@@ -491,10 +504,21 @@ static void apply(node *n, rst_coder *c) {
         if ((s = get_string(c, "page")) && gtk_stack_get_child_by_name(GTK_STACK(w), s))
             gtk_stack_set_visible_child_full(GTK_STACK(w), s, GTK_STACK_TRANSITION_TYPE_NONE);
         break;
-    case K_NOTEBOOK:
-        if (get_int(c, "page", 0, gtk_notebook_get_n_pages(GTK_NOTEBOOK(w)) - 1, &i))
-            gtk_notebook_set_current_page(GTK_NOTEBOOK(w), (int)i);
+    case K_NOTEBOOK: {
+        GtkNotebook *book = GTK_NOTEBOOK(w);
+        if (rst_coder_value_type(c, "page") == RST_TYPE_STRING) {
+            /* A name no page has any more is ignored (not another page's index). */
+            if ((s = get_string(c, "page"))) {
+                for (int p = 0; p < gtk_notebook_get_n_pages(book); p++) {
+                    const char *name = widget_id(gtk_notebook_get_nth_page(book, p));
+                    if (name && strcmp(name, s) == 0) { gtk_notebook_set_current_page(book, p); break; }
+                }
+            }
+        } else if (get_int(c, "page", 0, gtk_notebook_get_n_pages(book) - 1, &i)) {
+            gtk_notebook_set_current_page(book, (int)i);
+        }
         break;
+    }
     case K_SPIN:
         if (get_double(c, "value", &d)) gtk_spin_button_set_value(GTK_SPIN_BUTTON(w), d);
         break;
@@ -551,20 +575,120 @@ static void node_decode(void *instance, rst_coder *c) {
     capture(n);
 }
 
-/* ---- changes mark the engine dirty ---- */
+/* ---- changes mark the engine dirty ----
+ * Only a change of what the widget shows, made by the user (or the app),
+ * marks the engine dirty. GTK also moves state by itself: a restored entry
+ * taking the focus has all its text selected, the cursor at the end
+ * (select-on-focus); a layout clamps or shifts a scroll position. Those
+ * update the node's snapshot, so the next save writes what is shown, but
+ * are not changes: a launch without input writes nothing. */
 
-static void changed(node *n) {
-    if (n->t->applying > 0 || !n->widget || n->top->frozen) return;
-    capture(n);
-    rst_mark_dirty(n->t->engine, n->object);
+static gboolean value_equal(const value *a, const value *b) {
+    if (strcmp(a->key, b->key) != 0 || a->type != b->type) return FALSE;
+    switch (a->type) {
+    case 'b': return !a->b == !b->b;
+    case 'i': return a->i == b->i;
+    case 'd': return a->d == b->d;
+    case 's': return strcmp(a->s, b->s) == 0;
+    case 'a':
+        if (a->a->len != b->a->len) return FALSE;
+        for (guint i = 0; i < a->a->len; i++)
+            if (strcmp(g_ptr_array_index(a->a, i), g_ptr_array_index(b->a, i)) != 0) return FALSE;
+        return TRUE;
+    }
+    return FALSE;
 }
+
+static gboolean snap_equal(GArray *a, GArray *b) {
+    if (a->len != b->len) return FALSE;
+    for (guint i = 0; i < a->len; i++)
+        if (!value_equal(&g_array_index(a, value, i), &g_array_index(b, value, i))) return FALSE;
+    return TRUE;
+}
+
+static void clear_value(gpointer p) { value_clear(p); }
+static GArray *new_snap(void) {
+    GArray *a = g_array_new(FALSE, TRUE, sizeof(value));
+    g_array_set_clear_func(a, clear_value);
+    return a;
+}
+
+/* The widget's state seen again; the engine marked dirty when it differs
+ * from the last state seen and `by_user` (not GTK's own doing). */
+static void seen(node *n, gboolean by_user) {
+    if (n->t->applying > 0 || !n->widget || n->top->frozen) return;
+    GArray *before = n->snap;
+    n->snap = new_snap();
+    capture(n);
+    gboolean same = snap_equal(before, n->snap);
+    g_array_unref(before);
+    if (!same && by_user) rst_mark_dirty(n->t->engine, n->object);
+}
+static void changed(node *n) { seen(n, TRUE); }
 static void on_notify(GObject *o, GParamSpec *p, gpointer data) { (void)o; (void)p; changed(data); }
 static void on_signal(gpointer instance, gpointer data) { (void)instance; changed(data); }
+
+static gboolean snap_has(GArray *s, const char *key) {
+    for (guint i = 0; i < s->len; i++)
+        if (strcmp(g_array_index(s, value, i).key, key) == 0) return TRUE;
+    return FALSE;
+}
+/* A window without a default size gets one from GTK as it is first shown
+ * (its natural size, before it is mapped): not the user's. */
+static void on_window_size(GObject *o, GParamSpec *p, gpointer data) {
+    node *n = data;
+    (void)o; (void)p;
+    gboolean natural = n->widget && !gtk_widget_get_mapped(n->widget)
+                       && (!snap_has(n->snap, "width") || !snap_has(n->snap, "height"));
+    seen(n, !natural);
+}
+
+/* GTK's select-on-focus: the whole text selected, the cursor at its end. */
+static gboolean selects_all(GtkEditable *e) {
+    int start = 0, end = 0;
+    if (!gtk_editable_get_selection_bounds(e, &start, &end)) return FALSE;
+    int length = (int)g_utf8_strlen(gtk_editable_get_text(e), -1);
+    return length > 0 && start == 0 && end == length && gtk_editable_get_position(e) == length;
+}
+static void on_cursor(GObject *o, GParamSpec *p, gpointer data) {
+    (void)p;
+    seen(data, !selects_all(GTK_EDITABLE(o)));
+}
+
+/* A layout changes an adjustment's bounds and, when the value no longer
+ * fits or the content moved, its value: GTK 4 emits "value-changed" with
+ * the new bounds already in place, then "changed". A value changed while
+ * its bounds differ from those last seen, or after a "changed" in the same
+ * dispatch, is the layout's. `laying_out` is cleared by an idle of high
+ * priority, which runs before the next frame handles input. */
+static gboolean bounds_moved(node *n, GtkAdjustment *a) {
+    for (int i = 0; i < WATCHED; i++) {
+        if (n->watched[i] != (GObject *)a) continue;
+        double upper = gtk_adjustment_get_upper(a), page = gtk_adjustment_get_page_size(a);
+        gboolean moved = upper != n->bounds[i][0] || page != n->bounds[i][1];
+        n->bounds[i][0] = upper;
+        n->bounds[i][1] = page;
+        return moved;
+    }
+    return FALSE;
+}
+static gboolean layout_over(gpointer data) {
+    node *n = data;
+    n->laying_out = FALSE;
+    n->layout_idle = 0;
+    return G_SOURCE_REMOVE;
+}
+static void on_bounds(GtkAdjustment *a, gpointer data) {
+    node *n = data;
+    (void)bounds_moved(n, a);
+    n->laying_out = TRUE;
+    if (!n->layout_idle) n->layout_idle = g_idle_add_full(G_PRIORITY_HIGH, layout_over, n, NULL);
+}
 /* A layout moving a scroll position being restored is not the user's. */
 static void on_scrolled(GtkAdjustment *a, gpointer data) {
     node *n = data;
-    (void)a;
-    if (!n->pending) changed(n);
+    gboolean layout = bounds_moved(n, a) || n->laying_out;
+    if (!n->pending) seen(n, !layout);
 }
 static void on_selection(GtkSelectionModel *m, guint pos, guint count, gpointer data) {
     (void)m; (void)pos; (void)count;
@@ -601,14 +725,19 @@ static void rewatch(node *n) {
     }
     case K_SCROLLED:
         watch(n, 0, gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(w)), "value-changed", G_CALLBACK(on_scrolled));
+        watch(n, 0, gtk_scrolled_window_get_hadjustment(GTK_SCROLLED_WINDOW(w)), "changed", G_CALLBACK(on_bounds));
         watch(n, 1, gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(w)), "value-changed", G_CALLBACK(on_scrolled));
+        watch(n, 1, gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(w)), "changed", G_CALLBACK(on_bounds));
         break;
     case K_LIST:
         watch(n, 0, list_model(w), "selection-changed", G_CALLBACK(on_selection));
         watch(n, 1, gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(w)), "value-changed", G_CALLBACK(on_scrolled));
+        watch(n, 1, gtk_scrollable_get_vadjustment(GTK_SCROLLABLE(w)), "changed", G_CALLBACK(on_bounds));
         break;
     default: break;
     }
+    for (int i = 0; i < WATCHED; i++)
+        if (n->watched[i] && GTK_IS_ADJUSTMENT(n->watched[i])) (void)bounds_moved(n, GTK_ADJUSTMENT(n->watched[i]));
 }
 static void on_replaced(GObject *o, GParamSpec *p, gpointer data) {
     (void)o; (void)p;
@@ -622,8 +751,8 @@ static void connect_widget(node *n) {
     switch (n->kind) {
     case K_SCOPE: break;
     case K_WINDOW:
-        g_signal_connect(w, "notify::default-width", cb, n);
-        g_signal_connect(w, "notify::default-height", cb, n);
+        g_signal_connect(w, "notify::default-width", G_CALLBACK(on_window_size), n);
+        g_signal_connect(w, "notify::default-height", G_CALLBACK(on_window_size), n);
         g_signal_connect(w, "notify::maximized", cb, n);
         g_signal_connect(w, "notify::fullscreened", cb, n);
         break;
@@ -633,7 +762,7 @@ static void connect_widget(node *n) {
     case K_SPIN: g_signal_connect(w, "value-changed", G_CALLBACK(on_signal), n); break;
     case K_EDITABLE:
         g_signal_connect(w, "notify::text", cb, n);
-        g_signal_connect(w, "notify::cursor-position", cb, n);
+        g_signal_connect(w, "notify::cursor-position", G_CALLBACK(on_cursor), n);
         if (GTK_IS_ENTRY(w) || GTK_IS_TEXT(w)) g_signal_connect(w, "notify::visibility", cb, n);
         break;
     case K_TEXTVIEW: g_signal_connect(w, "notify::buffer", G_CALLBACK(on_replaced), n); break;
@@ -657,6 +786,8 @@ static void connect_widget(node *n) {
 /* Forgets the widget: handlers, tick, weak pointer; the snapshot stays. */
 static void detach(node *n) {
     unwatch(n);
+    if (n->layout_idle) g_source_remove(n->layout_idle);
+    n->layout_idle = 0;
     if (!n->widget) return;
     if (n->tick) gtk_widget_remove_tick_callback(n->widget, n->tick);
     n->tick = 0;
@@ -688,17 +819,16 @@ static void node_release(void *instance) {
 
 static const rst_object_callbacks node_callbacks = { node_encode, node_decode, NULL, node_release };
 
-static void clear_value(gpointer p) { value_clear(p); }
-
 static rst_status add_node(tracker *t, node *top, GtkWidget *w, const char *id, rst_object *parent, node **out) {
     node *n = g_new0(node, 1);
     n->t = t;
     n->top = top ? top : n;
     n->widget = w;
     n->kind = kind_of(w);
-    n->snap = g_array_new(FALSE, TRUE, sizeof(value));
-    g_array_set_clear_func(n->snap, clear_value);
-    rst_status s = rst_register_object(t->engine, id, parent, NULL, &node_callbacks, n, &n->object);
+    n->snap = new_snap();
+    /* The class is the widget's type name, so that an app can register
+     * migrations for the records of one widget type. */
+    rst_status s = rst_register_object(t->engine, id, parent, G_OBJECT_TYPE_NAME(w), &node_callbacks, n, &n->object);
     if (s != RST_OK) {
         g_array_unref(n->snap);
         g_free(n);
@@ -729,6 +859,7 @@ static void walk(tracker *t, node *top, GtkWidget *w, rst_object *parent, rst_st
     for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
         if (g_object_get_data(G_OBJECT(c), SKIP_KEY)) continue;
         const char *id = widget_id(c);
+        gboolean transparent = g_object_get_data(G_OBJECT(c), TRANSPARENT_KEY) != NULL;
         if (!id) { walk(t, top, c, parent, first); continue; }
         node *n = NULL;
         rst_status s = add_node(t, top, c, id, parent, &n);
@@ -739,7 +870,7 @@ static void walk(tracker *t, node *top, GtkWidget *w, rst_object *parent, rst_st
             if (*first == RST_OK) *first = s;
             continue;
         }
-        walk(t, top, c, n->object, first);
+        walk(t, top, c, transparent ? parent : n->object, first);   /* transparent: its children beside it */
     }
 }
 
@@ -830,6 +961,12 @@ rst_status rst_gtk_set_identity(GtkWidget *view, rst_gtk_identity_fn fn, void *c
 rst_status rst_gtk_skip(GtkWidget *widget) {
     g_return_val_if_fail(GTK_IS_WIDGET(widget), RST_ERR_INVALID);
     g_object_set_data(G_OBJECT(widget), SKIP_KEY, GINT_TO_POINTER(1));
+    return RST_OK;
+}
+
+rst_status rst_gtk_set_transparent(GtkWidget *widget) {
+    g_return_val_if_fail(GTK_IS_WIDGET(widget), RST_ERR_INVALID);
+    g_object_set_data(G_OBJECT(widget), TRANSPARENT_KEY, GINT_TO_POINTER(1));
     return RST_OK;
 }
 

@@ -8,10 +8,15 @@
  * with gtk_widget_set_name(), else a GtkBuilder id) as a restoration object
  * under its nearest named ancestor, so the record paths are the names
  * ("window/pages/divider/notes"). Unnamed widgets are not saved; their named
- * descendants are. At restore each widget gets back what a user changed
- * (docs/GTK.md lists it per widget type); afterwards every change marks the
- * engine dirty, the engine's descriptor is watched by the GLib main loop
- * (autosave on the GTK thread), and the window saves at close-request,
+ * descendants are. Each record's class is the widget's type name
+ * ("GtkEntry", "GtkNotebook", an app's own subclass name), so an app can
+ * set class versions and register migrations for them. At restore each
+ * widget gets back what a user changed (docs/GTK.md lists it per widget
+ * type); afterwards every change the user makes marks the engine dirty —
+ * what GTK moves by itself does not (a restored entry's text selected as it
+ * takes the focus, a scroll position a layout clamps), so a launch without
+ * input writes nothing. The engine's descriptor is watched by the GLib main
+ * loop (autosave on the GTK thread), and the window saves at close-request,
  * while its widgets still exist.
  *
  * Choices a C user may depend on:
@@ -49,7 +54,7 @@ extern "C" {
 #  define RST_GTK_API
 #endif
 
-#define RST_GTK_VERSION_STRING "1.0.0"
+#define RST_GTK_VERSION_STRING "1.1.0"
 
 /** Registers the named widgets of `root`'s tree (root included) with `e`,
  *  under `parent` (NULL: as a root object; else an object of `e`, e.g. the
@@ -89,6 +94,16 @@ RST_GTK_API rst_status rst_gtk_set_identity(GtkWidget *view, rst_gtk_identity_fn
  *  before): nothing of them is saved or restored, even if named.
  *  @return RST_OK; RST_ERR_INVALID for a NULL or non-widget argument. */
 RST_GTK_API rst_status rst_gtk_skip(GtkWidget *widget);
+
+/** Makes `widget` transparent to paths (call it before rst_gtk_track()):
+ *  its named descendants are registered under its nearest registered
+ *  ancestor, as if it had no name, so that naming, adding or removing such
+ *  a container (a paned, a box) between releases keeps its children's
+ *  records. A named transparent widget still has its own record, beside
+ *  its children (a GtkPaned keeps its divider position). No effect on the
+ *  root given to rst_gtk_track(), which is always a path component.
+ *  @return RST_OK; RST_ERR_INVALID for a NULL or non-widget argument. */
+RST_GTK_API rst_status rst_gtk_set_transparent(GtkWidget *widget);
 
 /** The object rst_gtk_track() registered for `widget`, to register the app's
  *  own objects under it or to pass to rst_mark_dirty().

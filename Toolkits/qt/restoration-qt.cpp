@@ -28,6 +28,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTextCursor>
 #include <QTextEdit>
@@ -72,6 +73,7 @@ struct Node {
     bool hasTop = false;
     QString top;
     QByteArray lastGeometry;            // windows: what was last saved or restored
+    Qt::WindowStates lastState;         // windows: maximized, minimized, full screen, last seen
     // A window's geometry restored before it was shown: QWidget::saveGeometry()
     // of a hidden window does not give back what restoreGeometry() took (no
     // frame yet), so until it is shown a save writes the restored bytes.
@@ -286,6 +288,14 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
         }
         if (n->scrollPending) settleScroll(state, w);
         break;
+    case QEvent::WindowStateChange:
+        // Maximized, minimized or full screen: a change even when the
+        // geometry does not move (no window manager: a kiosk, Xvfb).
+        if (w->isWindow() && w->windowState() != n->lastState) {
+            n->lastState = w->windowState();
+            changed(n);                 // ignored while restore() sets it
+        }
+        break;
     case QEvent::Resize:
     case QEvent::Move:
         if (w->isWindow() && w->isVisible() && !n->lastGeometry.isEmpty() && w->saveGeometry() != n->lastGeometry)
@@ -302,7 +312,7 @@ bool Filter::eventFilter(QObject *watched, QEvent *event) {
  * move values through a coder. A window's values are also captured when it
  * closes: once it is destroyed its records are still written (frozen), and
  * a widget tracked again at the same path gets them back. */
-const char *const kKeys[] = { "geometry", "state", "index", "page", "text", "html", "cursor", "value",
+const char *const kKeys[] = { "geometry", "minimized", "state", "index", "page", "text", "html", "cursor", "value",
                               "checked", "hscroll", "vscroll", "top", "current", "selected", "header" };
 
 /* The header whose state (column widths and order, sort column) a view's
@@ -351,6 +361,8 @@ Values capture(Node *n) {
     if (w->isWindow()) {
         n->lastGeometry = w->saveGeometry();
         put("geometry", n->geometryPending ? n->restoredGeometry : n->lastGeometry);
+        // Maximized and full screen are in the geometry's bytes; minimized is not.
+        put("minimized", bool(w->windowState() & Qt::WindowMinimized));
         if (auto *mw = qobject_cast<QMainWindow *>(w)) put("state", mw->saveState());
     }
     QWidget *page = nullptr;
@@ -549,6 +561,8 @@ void applyValues(Node *n, const Values &vals) {
         n->geometryPending = !w->isVisible();
         n->restoredGeometry = b;
     }
+    if (const QVariant *v = get(vals, "minimized", QMetaType::Bool); w->isWindow() && v && v->toBool())
+        w->setWindowState(w->windowState() | Qt::WindowMinimized);
     if (auto *mw = qobject_cast<QMainWindow *>(w)) {
         if (getBytes(vals, "state", &b)) mw->restoreState(b);
     } else if (auto *sp = qobject_cast<QSplitter *>(w)) {
@@ -669,7 +683,10 @@ void connectChanges(Node *n) {
     QWidget *w = n->widget;
     auto on = [n] { changed(n); };
     auto &cs = n->connections;
-    if (w->isWindow()) w->installEventFilter(n->state->filter);
+    if (w->isWindow()) {
+        n->lastState = w->windowState();
+        w->installEventFilter(n->state->filter);
+    }
     if (auto *sp = qobject_cast<QSplitter *>(w)) cs.push_back(QObject::connect(sp, &QSplitter::splitterMoved, w, on));
     else if (auto *tw = qobject_cast<QTabWidget *>(w)) cs.push_back(QObject::connect(tw, &QTabWidget::currentChanged, w, on));
     else if (auto *sw = qobject_cast<QStackedWidget *>(w)) cs.push_back(QObject::connect(sw, &QStackedWidget::currentChanged, w, on));
@@ -746,15 +763,41 @@ void connectChanges(Node *n) {
 
 bool skipped(const QWidget *w) { return w->property(kSkipProperty).toBool(); }
 
+/* Qt's standard dialogs: everything inside them is Qt's (QFileDialog's
+ * "lookInCombo", "sidebar", ... come from its own .ui file). */
+bool isQtDialog(const QObject *o) {
+    for (const char *cls : { "QFileDialog", "QColorDialog", "QFontDialog", "QInputDialog", "QMessageBox",
+                             "QProgressDialog", "QErrorMessage" })
+        if (o->inherits(cls)) return true;
+    return false;
+}
+
+/* A widget Qt made and named itself: never tracked, so it can never make
+ * track() fail (two unnamed QTabWidgets under one named widget each have a
+ * tab bar with "ScrollLeftButton" and "ScrollRightButton"). Its children
+ * are still walked: a tab widget's pages and a scroll area's contents live
+ * inside "qt_"-named widgets. */
+bool qtNamed(const QWidget *w, const QString &name) {
+    return name.startsWith(QLatin1String("qt_")) || name == QLatin1String("ScrollLeftButton")
+        || name == QLatin1String("ScrollRightButton")
+        || (isQtDialog(w) && name == QLatin1String(w->metaObject()->className()));   // set by the dialog's .ui
+}
+/* Widgets that are Qt's whatever their names, with all their descendants:
+ * a tab bar's buttons (scroll, close), the insides of a standard dialog. */
+bool qtOwned(const QWidget *w) {
+    QWidget *parent = w->parentWidget();
+    return parent && (qobject_cast<QTabBar *>(parent) || isQtDialog(parent));
+}
+
 void trackTree(EngineState *s, QWidget *w, rst_object *parent, bool isRoot, rst_status *first) {
-    if (skipped(w)) return;
+    if (skipped(w) || (!isRoot && qtOwned(w))) return;
     rst_object *under = parent;
     if (Node *existing = s->nodes.value(w)) {
         under = existing->object;
     } else {
         QString name = w->objectName();
         if (isRoot && name.isEmpty()) name = QString::fromLatin1(w->metaObject()->className());
-        if (!name.isEmpty() && !name.startsWith(QLatin1String("qt_"))) {
+        if (!name.isEmpty() && (isRoot || !qtNamed(w, name))) {
             auto *n = new Node;
             n->state = s;
             n->widget = w;

@@ -47,15 +47,24 @@ namespace RestorationQt {
 RESTORATION_QT_API rst_status attach(rst_engine *engine, bool saveOnSignals = true);
 
 /** Registers `root` and every descendant widget that has an objectName
- *  (names starting with "qt_", Qt's own inner widgets, are left out), each
- *  under its nearest registered ancestor, so the record path is the chain
- *  of names ("notes/tabs/split/list"); unnamed widgets in between do not
- *  count. A root without an objectName is registered under its class name.
+ *  except Qt's own inner widgets, which are never tracked and so never make
+ *  it fail: those Qt names itself (a name starting with "qt_", a tab bar's
+ *  "ScrollLeftButton" and "ScrollRightButton", a standard dialog named
+ *  after its class), a QTabBar's buttons, and everything inside Qt's
+ *  standard dialogs (QFileDialog, QColorDialog, QFontDialog, QInputDialog,
+ *  QMessageBox, QProgressDialog, QErrorMessage); the widgets inside a
+ *  "qt_"-named one (a tab widget's pages, a scroll area's contents) are
+ *  still tracked. Each widget is registered under its nearest registered
+ *  ancestor, so the record path is the chain of names
+ *  ("notes/tabs/split/list"); unnamed widgets in between do not count. A root without an objectName is registered under its class name.
  *  A widget inside an already tracked tree is registered under it, so
  *  widgets created later can be tracked the same way. Widgets marked with
  *  skip() and their descendants are left out. Each tracked widget marks the
  *  engine dirty when the user changes it (signals fired by restore() are
- *  ignored). A tracked window saves (rst_flush) when it closes or is
+ *  ignored); for a window, a resize, a move, and a change of its
+ *  maximized, minimized or full-screen state even when the geometry does
+ *  not move (no window manager); a window minimized when saved comes back
+ *  minimized. A tracked window saves (rst_flush) when it closes or is
  *  hidden (also when the app deletes it: Qt hides it first), before a
  *  WA_DeleteOnClose window is gone, and its widgets' records outlive it
  *  with the values they had then; a widget destroyed while its window is
