@@ -343,6 +343,12 @@ public final class Engine {
                             owner: self, registry: registry, rooms: rooms.unsafelyUnwrapped, coder: theCoder)
     }
 
+    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose
+    /// deadline passed (did_finish_restoring then runs on the dispatching thread).
+    func expireDueTokens() {
+        lock.withLock { deferred.checkDeadlines() }
+    }
+
     /// The last restore's report; nil before any restore reached pass 1.
     public var lastRestoreReport: RestoreCounts? {
         lock.withLock {

@@ -201,7 +201,7 @@ final class RestorePass {
         run.materialize()
         let order = run.decode(plan)
         // Size budgets: the subtrees the save left out (as saved, before migrations).
-        rooms.outcomes.record(run.report(decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
+        rooms.outcomes.record(run.report(decoded: order.count), run.explain(), trimmed: TrimmedList.skips(reader), reader: migrated)
         rooms.carry.collect(run)
         run.finish(order)
     }

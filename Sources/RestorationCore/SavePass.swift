@@ -228,7 +228,7 @@ final class SavePass {
             // Size budgets: the list of trimmed subtrees goes into record 0.
             let before = coder.encoding.writer.recordBytes
             defer { rooms.budget.listBytes = coder.encoding.writer.recordBytes - before }   // not the root's own bytes
-            do { try Engine.writeTrimmedList(list, &coder.encoding.writer) } catch {
+            do { try list.write(into: &coder.encoding.writer) } catch {
                 return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
             }
         }

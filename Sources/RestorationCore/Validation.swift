@@ -36,12 +36,13 @@ extension Engine {
             throw failure(error, source: source)
         }
     }
+}
 
-    fileprivate static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
-        switch error {
-        case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
-        case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
-        case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
-        }
+/// A codec failure as the restore's, naming `source`.
+fileprivate func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
+    switch error {
+    case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
+    case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
+    case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
     }
 }
