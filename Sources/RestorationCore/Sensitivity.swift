@@ -269,7 +269,7 @@ public final class SensitivityRoom {
             case .beginRecord:
                 levels.append(Level(inherited: .encrypted, marks: []))
                 return false
-            default:
+            case .bool, .int, .double, .string, .bytes, .osString, .intArray, .stringArray:
                 if mode == .save || mode == .export, obtainKey() == nil {
                     if mode == .save { leftOut += 1 }
                     return true
@@ -619,24 +619,27 @@ public final class SensitivityRoom {
         func text(_ b: ArraySlice<UInt8>) -> String? {
             b.withUnsafeBytes { ArgumentRules.isText($0) } ? String(decoding: b, as: UTF8.self) : nil
         }
-        switch tag {
-        case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
-            return p.isEmpty ? .bool(tag == ValueTag.boolTrue.rawValue) : nil
-        case ValueTag.int.rawValue:
+        // Tags past the value types (the sealed, trimmed-list and LOCAL
+        // tags, and the free ones) are never a sealed payload's.
+        guard let t = ValueTag(rawValue: tag) else { return nil }
+        switch t {
+        case .boolFalse, .boolTrue:
+            return p.isEmpty ? .bool(t == .boolTrue) : nil
+        case .int:
             guard let z = readVarint(p, &pos), pos == p.count else { return nil }
             return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
-        case ValueTag.double.rawValue:
+        case .double:
             guard p.count == 8 else { return nil }
             var bits: UInt64 = 0
             for i in 0..<8 { bits |= UInt64(p[i]) << (8 * UInt64(i)) }
             return .double(Double(bitPattern: bits))
-        case ValueTag.string.rawValue:
+        case .string:
             return text(p[...]).map { .string($0) }
-        case ValueTag.bytes.rawValue:
+        case .bytes:
             return .bytes(p)
-        case ValueTag.osString.rawValue:
+        case .osString:
             return p.contains(0) ? nil : .osString(p)
-        case ValueTag.intArray.rawValue:
+        case .intArray:
             guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [Int64] = []
             a.reserveCapacity(Int(n))
@@ -645,7 +648,7 @@ public final class SensitivityRoom {
                 a.append(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
             }
             return pos == p.count ? .intArray(a) : nil
-        case ValueTag.stringArray.rawValue:
+        case .stringArray:
             guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [String] = []
             for _ in 0..<Int(n) {
@@ -654,8 +657,8 @@ public final class SensitivityRoom {
                 pos += Int(len)
             }
             return pos == p.count ? .stringArray(a) : nil
-        default:
-            return nil
+        case .object, .objectArray, .record:
+            return nil   // references and nested records are never sealed: a sealed value is one plain value
         }
     }
 }
