@@ -138,6 +138,7 @@ test: deps
 	$(MAKE) --no-print-directory test-tsan TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-gtk TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-death TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
+	$(MAKE) --no-print-directory test-etcd TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-qt TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-sqlite TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
 	$(MAKE) --no-print-directory test-python TEST_SUMMARY=$(TEST_SUMMARY) || rc=1; \
@@ -340,6 +341,74 @@ $(if $(RUN_LDCONFIG),@if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFI
   else echo "note: run ldconfig as root to refresh the loader's cache for $(libdir)"; fi,\
   @echo "not running ldconfig: $(if $(DESTDIR),staged in DESTDIR $(DESTDIR),$(prefix) is not a system prefix)")
 endef
+
+# ---------------------------------------------------------------------------
+# restoration-etcd (Stores/etcd, docs/ROAMING.md): a C store over etcd v3's
+# JSON gateway with libcurl, json-c and libcrypto (SHA-256), outside SwiftPM.
+#   make etcd          .build/etcd/librestoration-etcd.so.1 against the in-tree librestoration (the tests')
+#   make test-etcd     Tests/etcd/run.sh: real clusters started and stopped by the test
+#   make etcd-fuzz     the parser under libFuzzer (clang -fsanitize=fuzzer), ETCD_FUZZ_SECONDS=60
+#   make install / uninstall include it when libcurl and json-c are present (pkg-config)
+.PHONY: etcd dist-etcd install-etcd uninstall-etcd test-etcd deps-etcd etcd-fuzz
+ETCD_VERSION := $(shell sed -n 's/^\#define RST_ETCD_VERSION_STRING "\(.*\)"/\1/p' Stores/etcd/restoration_etcd.h)
+ETCD_SONAME  := librestoration-etcd.so.$(firstword $(subst ., ,$(ETCD_VERSION)))
+ETCD_LIB     := librestoration-etcd.so.$(ETCD_VERSION)
+ETCD_HAVE    := $(shell pkg-config --exists libcurl json-c libcrypto 2>/dev/null && echo yes)
+ETCD_SRC     := Stores/etcd/etcd_store.c Stores/etcd/etcd_parse.c
+# $(call etcd_lib,OUT,LIBDIR,FLAGS): compiles the library into OUT against LIBDIR's librestoration.
+etcd_lib = mkdir -p $(1) && cc -std=c11 -Wall -Wextra $(3) -O2 -g -fPIC -fvisibility=hidden -IInclude -IStores/etcd \
+  $$(pkg-config --cflags libcurl json-c libcrypto) -shared $(ETCD_SRC) -Wl,-soname,$(ETCD_SONAME) -Wl,--no-undefined \
+  -L$(2) -lrestoration $$(pkg-config --libs libcurl json-c libcrypto) -lpthread -o $(1)/$(ETCD_LIB) && \
+  ln -sf $(ETCD_LIB) $(1)/$(ETCD_SONAME) && ln -sf $(ETCD_SONAME) $(1)/librestoration-etcd.so
+
+# etcd (server and etcdctl), libcurl's and json-c's headers; idempotent.
+deps-etcd:
+	@if ! pkg-config --exists libcurl json-c libcrypto 2>/dev/null || ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null \
+	    || ! command -v jq >/dev/null || ! command -v openssl >/dev/null; then \
+	  echo "installing etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev libssl-dev jq openssl"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev libssl-dev jq openssl; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq etcd-server etcd-client libcurl4-openssl-dev libjson-c-dev libssl-dev jq openssl; fi; \
+	fi
+
+etcd: deps
+	$(SWIFT_BUILD) --product restoration
+	@BIN=$$($(SWIFT_BUILD) --show-bin-path); ln -sf librestoration.so $$BIN/$(SONAME); \
+	$(call etcd_lib,.build/etcd,$$BIN,-Werror)
+
+test-etcd: deps deps-etcd
+	Tests/etcd/run.sh $(TEST_SUMMARY)
+
+ETCD_FUZZ_SECONDS ?= 60
+etcd-fuzz:
+	@mkdir -p .build/etcd/fuzz-corpus .build/etcd/fuzz-out && cp -n Stores/etcd/fuzz/corpus/* .build/etcd/fuzz-corpus/
+	/opt/swift/usr/bin/clang -g -O1 -fsanitize=fuzzer,address -IStores/etcd Stores/etcd/fuzz/etcd_fuzz.c Stores/etcd/etcd_parse.c \
+	  $$(pkg-config --cflags --libs json-c) -o .build/etcd/etcd-fuzz
+	.build/etcd/etcd-fuzz -max_total_time=$(ETCD_FUZZ_SECONDS) -artifact_prefix=.build/etcd/fuzz-out/ .build/etcd/fuzz-corpus
+
+all: dist-etcd
+install: install-etcd
+uninstall: uninstall-etcd
+dist-etcd: dist
+	@if [ "$(ETCD_HAVE)" = yes ]; then \
+	  $(call etcd_lib,$(DIST)/etcd,$(DIST_BIN)) && \
+	  sed -e 's|@PREFIX@|$(prefix)|g' -e 's|@LIBDIR@|$(libdir)|g' -e 's|@INCLUDEDIR@|$(includedir)|g' \
+	      -e 's|@VERSION@|$(ETCD_VERSION)|g' Stores/etcd/restoration-etcd.pc.in > $(DIST)/etcd/restoration-etcd.pc && \
+	  echo "restoration-etcd $(ETCD_VERSION): $(DIST)/etcd/$(ETCD_LIB)"; \
+	else echo "restoration-etcd: libcurl, json-c or libcrypto not found (pkg-config; make deps-etcd): not built"; fi
+
+install-etcd: dist-etcd
+	@if [ -f $(DIST)/etcd/$(ETCD_LIB) ]; then set -ex; \
+	  $(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) $(DESTDIR)$(includedir); \
+	  $(INSTALL) -m 755 $(DIST)/etcd/$(ETCD_LIB) $(DESTDIR)$(libdir)/$(ETCD_LIB); \
+	  ln -sf $(ETCD_LIB) $(DESTDIR)$(libdir)/$(ETCD_SONAME); \
+	  ln -sf $(ETCD_SONAME) $(DESTDIR)$(libdir)/librestoration-etcd.so; \
+	  $(INSTALL) -m 644 Stores/etcd/restoration_etcd.h $(DESTDIR)$(includedir)/; \
+	  $(INSTALL) -m 644 $(DIST)/etcd/restoration-etcd.pc $(DESTDIR)$(pkgconfigdir)/restoration-etcd.pc; \
+	fi
+
+uninstall-etcd:
+	rm -f $(DESTDIR)$(libdir)/$(ETCD_LIB) $(DESTDIR)$(libdir)/$(ETCD_SONAME) $(DESTDIR)$(libdir)/librestoration-etcd.so \
+	  $(DESTDIR)$(includedir)/restoration_etcd.h $(DESTDIR)$(pkgconfigdir)/restoration-etcd.pc
 
 # ---------------------------------------------------------------------------
 # restoration-gtk (Toolkits/gtk, docs/GTK.md): a plain C library over

@@ -124,7 +124,11 @@ typedef enum rst_status {
                                  crash-loop guard refused a restore */
     RST_ERR_NOMEM     = 10, /**< an allocation failed */
     RST_ERR_STATE     = 11, /**< not allowed now (encode outside encode, ...) */
-    RST_ERR_LIMIT     = 12  /**< a size, count or depth limit was exceeded */
+    RST_ERR_LIMIT     = 12, /**< a size, count or depth limit was exceeded */
+    RST_ERR_FENCED    = 13, /**< @since 1.3: another instance owns this state now;
+                                 nothing was written over it */
+    RST_ERR_UNAVAILABLE = 14 /**< @since 1.3: the store cannot be reached now; see
+                                 the message */
 } rst_status;
 
 /** The library's version, the text RST_VERSION_STRING holds for the
@@ -591,11 +595,13 @@ typedef enum rst_restore_reason {
     RST_REASON_BUFFER       = 3, /**< rst_restore_from_buffer() */
     RST_REASON_FALLBACK     = 4, /**< the current archive was missing or invalid
                                       (or rst_restore_generation() asked): an older generation */
-    RST_REASON_RESET        = 5  /**< @since 1.2: an archive or a generation existed but
+    RST_REASON_RESET        = 5, /**< @since 1.2: an archive or a generation existed but
                                       none could be restored; every invalid file was set
                                       aside intact, and the restore returns the current
                                       archive's failure (RST_ERR_NOT_FOUND when only
                                       generations existed) */
+    RST_REASON_HANDOFF      = 6  /**< @since 1.3: the previous session ended cleanly
+                                      on another machine */
 } rst_restore_reason;
 
 /** The reason of the engine's last restore: set when the restore has

@@ -41,6 +41,10 @@
 extern "C" {
 #endif
 
+/** The table version this engine accepts. A version-2 table (@since 1.3)
+ *  appends three ownership members — `acquire`, `release_ownership`,
+ *  `attach` — after `destroy`; stores that roam between machines (the etcd
+ *  store of restoration_etcd.h) fill them and set `version` to 2. */
 #define RST_STORE_VERSION 1
 /** rst_store_ops.flags: other processes may use the same place, so `lock`
  *  must exclude them too. */
@@ -53,8 +57,31 @@ typedef enum rst_slot {
     RST_SLOT_MARKER     = 3, /**< the crash-loop marker (index 0) */
     RST_SLOT_QUARANTINE = 4, /**< (index 0) */
     RST_SLOT_SESSION    = 5, /**< (index 0) */
-    RST_SLOT_CRASHED    = 6  /**< an archive set aside after a crash loop; index = UTC ms */
+    RST_SLOT_CRASHED    = 6, /**< an archive set aside after a crash loop; index = UTC ms */
+    RST_SLOT_CONFLICT   = 7  /**< @since 1.3: an archive that could not be written
+                                  because this instance was fenced; index = UTC ms
+                                  (or the next free one). Never written over the
+                                  archive, never restored by itself. */
 } rst_slot;
+
+/** @since 1.3: what a version-2 store tells the engine, through
+ *  rst_store_host.notify. */
+typedef enum rst_store_event {
+    RST_STORE_EVENT_HANDOFF_REQUESTED = 1, /**< another machine asks for the state */
+    RST_STORE_EVENT_OWNER_LOST        = 2, /**< another instance owns the state now */
+    RST_STORE_EVENT_OFFLINE           = 3, /**< saves are kept locally, not published */
+    RST_STORE_EVENT_ONLINE            = 4  /**< published again (everything pending is out) */
+} rst_store_event;
+
+/** @since 1.3: the engine's side of a version-2 store, given to `attach`.
+ *  Valid until the store's `destroy`. */
+typedef struct rst_store_host {
+    void *engine;                                        /**< opaque; passed back to notify */
+    /** Thread-safe and never blocks: it only queues the event. The store may
+     *  call it from any thread (its own included) and from inside its own
+     *  functions. */
+    void (*notify)(void *engine, rst_store_event ev);
+} rst_store_host;
 
 /** A store. Every function gets the `ctx` given with the table. Each
  *  returns RST_OK or a status; a failing function may call
@@ -111,6 +138,22 @@ typedef struct rst_store_ops {
     /** Called exactly once: by rst_engine_destroy(), or by
      *  rst_engine_create_with_store() when it fails. */
     void       (*destroy)(void *ctx);
+    /* Members below are read only from a version-2 table (@since 1.3); each
+       is optional (NULL: the store has no notion of ownership). */
+    /** Takes ownership of the place for this instance, before the engine's
+     *  first read or write of any slot; called once. RST_OK: this instance
+     *  owns the state until release_ownership() or until the store raises
+     *  RST_STORE_EVENT_OWNER_LOST. RST_ERR_FENCED (with a sentence naming
+     *  the machine that owns it) when a live instance elsewhere owns it and
+     *  no handoff was asked for or granted in time; the engine then restores
+     *  nothing and every save goes to a conflict copy. */
+    rst_status (*acquire)(void *ctx);
+    /** Gives ownership up, after the engine's last save (a clean end or a
+     *  handoff); another machine may acquire at once. */
+    void       (*release_ownership)(void *ctx);
+    /** Gives the store the engine's event door; called once, before
+     *  `acquire`. The store may call host->notify from then until destroy. */
+    void       (*attach)(void *ctx, const rst_store_host *host);
 } rst_store_ops;
 
 /** A store table with its `version` set, the members named after it (C99

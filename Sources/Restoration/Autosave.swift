@@ -26,6 +26,9 @@ extension RestorationEngine {
         /// An archive or a generation existed but none could be restored:
         /// each invalid one was set aside intact, and the restore threw.
         case reset = 5
+        /// The previous session ended cleanly on another machine (a store
+        /// that roams between machines, such as restoration-etcd).
+        case handoff = 6
 
         init(_ r: RestorationCore.RestoreReason) { self = RestoreReason(rawValue: Int(r.rawValue)) ?? .firstLaunch }
 

@@ -50,6 +50,11 @@ public enum RestorationError: Error, Equatable, Hashable, Sendable {
     case state(String)
     /// A size, count or depth limit was exceeded (`RST_ERR_LIMIT`).
     case limit(String)
+    /// Another instance owns this state now; nothing was written over it
+    /// (`RST_ERR_FENCED`).
+    case fenced(String)
+    /// The store cannot be reached now (`RST_ERR_UNAVAILABLE`).
+    case unavailable(String)
 
     /// Converts a core failure; the message is kept verbatim.
     ///
@@ -73,6 +78,8 @@ public enum RestorationError: Error, Equatable, Hashable, Sendable {
         case .noMemory: self = .noMemory(message)
         case .state: self = .state(message)
         case .limit: self = .limit(message)
+        case .fenced: self = .fenced(message)
+        case .unavailable: self = .unavailable(message)
         }
     }
 
@@ -82,13 +89,14 @@ public enum RestorationError: Error, Equatable, Hashable, Sendable {
         switch self {
         case .invalid(let m), .notFound(let m), .duplicate(let m), .type(let m),
              .corrupt(let m), .version(let m), .io(let m), .plugin(let m),
-             .rejected(let m), .noMemory(let m), .state(let m), .limit(let m):
+             .rejected(let m), .noMemory(let m), .state(let m), .limit(let m),
+             .fenced(let m), .unavailable(let m):
             return m
         }
     }
 
     /// The numeric value of the matching `rst_status` (1 for
-    /// `RST_ERR_INVALID` … 12 for `RST_ERR_LIMIT`).
+    /// `RST_ERR_INVALID` … 14 for `RST_ERR_UNAVAILABLE`).
     public var statusCode: UInt32 { status.rawValue }
 
     /// The C enumerator's name, such as `"RST_ERR_CORRUPT"`. The
@@ -109,6 +117,8 @@ public enum RestorationError: Error, Equatable, Hashable, Sendable {
         case .noMemory: return .noMemory
         case .state: return .state
         case .limit: return .limit
+        case .fenced: return .fenced
+        case .unavailable: return .unavailable
         }
     }
 

@@ -35,6 +35,18 @@ extension CFace {
 
 // MARK: a host's store as the core's
 
+/// A host's table as this library reads it: a table older than version 2
+/// ends at `destroy` (a host built with an older header allocated no more),
+/// so only that much is copied and the version-2 members read as NULL.
+func readStoreOps(_ ops: UnsafePointer<rst_store_ops>) -> rst_store_ops {
+    let version = UnsafeRawPointer(ops).load(as: UInt32.self)
+    if version >= 2 { return ops.pointee }
+    var o = rst_store_ops()
+    let v1Size = MemoryLayout<rst_store_ops>.offset(of: \rst_store_ops.acquire)!
+    withUnsafeMutableBytes(of: &o) { $0.copyMemory(from: UnsafeRawBufferPointer(start: ops, count: v1Size)) }
+    return o
+}
+
 /// `rst_store_ops` + `ctx` as an `ArchiveStore`. Every failure's sentence is
 /// the store's own (rst_store_set_error) or one naming `describe()`;
 /// `destroy(ctx)` runs exactly once, when the adapter goes.
@@ -320,7 +332,7 @@ extension CFace {
             let box = Unmanaged<SwiftStoreBox>.fromOpaque(ctx!).takeRetainedValue()
             return box.store
         }
-        return CStore(ops: ops.pointee, ctx: ctx)
+        return CStore(ops: readStoreOps(ops), ctx: ctx)
     }
 
     /// Whether `ops` is the table of rst_file_store or rst_memory_store.
@@ -330,7 +342,7 @@ extension CFace {
 
     /// Checks a table as rst_engine_create_with_store does.
     public static func checkStoreOps(_ ops: UnsafePointer<rst_store_ops>) -> RestorationFailure? {
-        let o = ops.pointee
+        let o = readStoreOps(ops)
         if o.version != UInt32(RST_STORE_VERSION) {
             return RestorationFailure(.version, "ops->version is \(o.version); this library knows \(RST_STORE_VERSION) (RST_STORE_VERSION)")
         }

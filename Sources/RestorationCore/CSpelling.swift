@@ -28,6 +28,8 @@ public enum CSpelling {
         case .noMemory: return "RST_ERR_NOMEM"
         case .state: return "RST_ERR_STATE"
         case .limit: return "RST_ERR_LIMIT"
+        case .fenced: return "RST_ERR_FENCED"
+        case .unavailable: return "RST_ERR_UNAVAILABLE"
         case nil: return "RST_ERR_UNKNOWN"
         }
     }
@@ -40,6 +42,7 @@ public enum CSpelling {
         case .buffer: return "RST_REASON_BUFFER"
         case .fallback: return "RST_REASON_FALLBACK"
         case .reset: return "RST_REASON_RESET"
+        case .handoff: return "RST_REASON_HANDOFF"
         case nil: return "RST_REASON_UNKNOWN"
         }
     }

@@ -19,6 +19,8 @@ public enum RestoreReason: UInt32, Sendable, CustomStringConvertible {
     /// An archive or a generation existed but none could be restored (each
     /// invalid one was set aside intact).
     case reset = 5
+    /// The previous session ended cleanly on another machine.
+    case handoff = 6
 
     public var description: String { cName }
 }

@@ -14,6 +14,8 @@ public enum Status: UInt32, Sendable, CustomStringConvertible {
     case noMemory = 10
     case state = 11
     case limit = 12
+    case fenced = 13
+    case unavailable = 14
 
     public var description: String { cName }
 }

@@ -18,6 +18,8 @@ enum Exit {
     static let io: Int32 = 7
     static let plugin: Int32 = 8
     static let rejected: Int32 = 9
+    static let fenced: Int32 = 10
+    static let unavailable: Int32 = 11
 
     /// The table printed by the root command's and every subcommand's help.
     static let table = """
@@ -32,6 +34,8 @@ enum Exit {
           7  I/O error: the file system failed; graph --format svg without 'dot'
           8  plugin error: a plugin was rejected or failed to load
           9  rejected: a symbolic link, another user's file, or a refused restore
+         10  fenced: another instance owns the state now
+         11  unavailable: the store cannot be reached now
         """
 
     /// The exit code for a core status; chosen per status, not by raw value.
@@ -45,6 +49,8 @@ enum Exit {
         case .io: return io
         case .plugin: return plugin
         case .rejected: return rejected
+        case .fenced: return fenced
+        case .unavailable: return unavailable
         case .invalid, .duplicate, .type, .noMemory, .state: return failure
         }
     }

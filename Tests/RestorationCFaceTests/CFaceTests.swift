@@ -18,7 +18,8 @@ final class SpellingTests: XCTestCase {
             (.duplicate, "RST_ERR_DUPLICATE"), (.type, "RST_ERR_TYPE"), (.corrupt, "RST_ERR_CORRUPT"),
             (.version, "RST_ERR_VERSION"), (.io, "RST_ERR_IO"), (.plugin, "RST_ERR_PLUGIN"),
             (.rejected, "RST_ERR_REJECTED"), (.noMemory, "RST_ERR_NOMEM"), (.state, "RST_ERR_STATE"),
-            (.limit, "RST_ERR_LIMIT"),
+            (.limit, "RST_ERR_LIMIT"), (.fenced, "RST_ERR_FENCED"),
+            (.unavailable, "RST_ERR_UNAVAILABLE"),
         ]
         for (s, name) in statuses {
             XCTAssertEqual(String(cString: CFace.status_name(rst_status(rawValue: s.rawValue))), name)
@@ -30,6 +31,7 @@ final class SpellingTests: XCTestCase {
             (.firstLaunch, "RST_REASON_FIRST_LAUNCH"), (.relaunch, "RST_REASON_RELAUNCH"),
             (.recover, "RST_REASON_RECOVER"), (.buffer, "RST_REASON_BUFFER"),
             (.fallback, "RST_REASON_FALLBACK"), (.reset, "RST_REASON_RESET"),
+            (.handoff, "RST_REASON_HANDOFF"),
         ]
         for (r, name) in reasons {
             XCTAssertEqual(String(cString: CFace.restore_reason_name(rst_restore_reason(rawValue: r.rawValue))), name)

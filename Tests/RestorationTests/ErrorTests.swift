@@ -19,6 +19,8 @@ final class ErrorTests: XCTestCase {
             (.noMemory, .noMemory("m10"), "RST_ERR_NOMEM"),
             (.state, .state("m11"), "RST_ERR_STATE"),
             (.limit, .limit("m12"), "RST_ERR_LIMIT"),
+            (.fenced, .fenced("m13"), "RST_ERR_FENCED"),
+            (.unavailable, .unavailable("m14"), "RST_ERR_UNAVAILABLE"),
         ]
         for (i, (status, expected, name)) in table.enumerated() {
             let message = "m\(i + 1)"

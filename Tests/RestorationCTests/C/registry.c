@@ -37,10 +37,11 @@ static void versions(void) {
 
     static const char *names[] = { "RST_OK", "RST_ERR_INVALID", "RST_ERR_NOT_FOUND", "RST_ERR_DUPLICATE",
         "RST_ERR_TYPE", "RST_ERR_CORRUPT", "RST_ERR_VERSION", "RST_ERR_IO", "RST_ERR_PLUGIN",
-        "RST_ERR_REJECTED", "RST_ERR_NOMEM", "RST_ERR_STATE", "RST_ERR_LIMIT" };
-    for (int s = 0; s <= 12; s++) CHECK_STR(rst_status_name((rst_status)s), names[s]);
+        "RST_ERR_REJECTED", "RST_ERR_NOMEM", "RST_ERR_STATE", "RST_ERR_LIMIT", "RST_ERR_FENCED",
+        "RST_ERR_UNAVAILABLE" };
+    for (int s = 0; s <= 14; s++) CHECK_STR(rst_status_name((rst_status)s), names[s]);
     CHECK_STR(rst_status_name(RST_ERR_LIMIT), "RST_ERR_LIMIT");
-    CHECK_STR(rst_status_name((rst_status)13), "RST_ERR_UNKNOWN");
+    CHECK_STR(rst_status_name((rst_status)15), "RST_ERR_UNKNOWN");
     CHECK_STR(rst_status_name((rst_status)999), "RST_ERR_UNKNOWN");
     CHECK_STR(rst_status_name((rst_status)-1), "RST_ERR_UNKNOWN");
 }

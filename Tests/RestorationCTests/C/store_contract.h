@@ -222,7 +222,7 @@ static void cnt_destroy(void *ctx) { counting_store *c = ctx; c->destroys++; c->
 static rst_store_ops counting_ops(const rst_store_ops *inner) {
     rst_store_ops o = { RST_STORE_VERSION, inner->flags, cnt_read, cnt_release, cnt_write, cnt_move,
                         inner->link ? cnt_link : NULL, cnt_remove, cnt_list, cnt_lock, cnt_unlock,
-                        inner->map ? cnt_map : NULL, cnt_describe, cnt_destroy };
+                        inner->map ? cnt_map : NULL, cnt_describe, cnt_destroy, NULL, NULL, NULL };
     return o;
 }
 
