@@ -168,7 +168,9 @@ typedef struct rst_store_ops {
  *
  *  Naming the members keeps a table right whatever their order, and a
  *  table written for this version stays valid when later versions append
- *  members (they are 0 here). C++ before C++20 has no designated
+ *  members (they are 0 here). It makes a table of RST_STORE_VERSION; a
+ *  version-2 table (the ownership members) is written out with
+ *  `.version = 2` instead. C++ before C++20 has no designated
  *  initializers: set the members one by one there. */
 #define RST_STORE_OPS_INIT(...) { .version = RST_STORE_VERSION, __VA_ARGS__ }
 
