@@ -156,6 +156,24 @@ typedef struct rst_store_ops {
     void       (*attach)(void *ctx, const rst_store_host *host);
 } rst_store_ops;
 
+/** A store table with its `version` set, the members named after it (C99
+ *  designated initializers); members not named are NULL or 0, so a store
+ *  without `link` or `map`, or with `flags` 0, leaves them out:
+ *
+ *      static const rst_store_ops my_ops = RST_STORE_OPS_INIT(
+ *          .read = my_read, .release = my_release, .write = my_write,
+ *          .move = my_move, .remove = my_remove, .list = my_list,
+ *          .lock = my_lock, .unlock = my_unlock,
+ *          .describe = my_describe, .destroy = my_destroy);
+ *
+ *  Naming the members keeps a table right whatever their order, and a
+ *  table written for this version stays valid when later versions append
+ *  members (they are 0 here). It makes a table of RST_STORE_VERSION; a
+ *  version-2 table (the ownership members) is written out with
+ *  `.version = 2` instead. C++ before C++20 has no designated
+ *  initializers: set the members one by one there. */
+#define RST_STORE_OPS_INIT(...) { .version = RST_STORE_VERSION, __VA_ARGS__ }
+
 /** Creates an engine on a store, as rst_engine_create() does on a path:
  *  with a store, autosave and signals, sessions and restore reasons,
  *  generations and fallback, the crash-loop guard, quarantine (when `map`

@@ -58,3 +58,23 @@ public struct ArchiveHeader: Equatable, Sendable {
         base.storeBytes(of: length.littleEndian, toByteOffset: ArchiveHeader.lengthOffset, as: UInt32.self)
     }
 }
+
+extension ArchiveHeader {
+    /// Where the info block's `saved_at_ms` lies in archive bytes: after the
+    /// fixed header and the info's three strings (app version, system
+    /// version, idiom; each a varint length and its bytes), 8 bytes that a
+    /// checksum follows; nil when the bytes cannot hold them. Read through
+    /// the codec's one cursor and varint reader. It does not validate: the
+    /// engine uses it to compare an archive with the one in its store
+    /// without the save time.
+    public static func savedAtRange(in b: UnsafeRawBufferPointer) -> Range<Int>? {
+        guard let base = b.baseAddress, b.count >= infoOffset else { return nil }
+        var c = ArchiveCursor(base, at: infoOffset)
+        for _ in 0..<3 {
+            guard let n = c.length(b.count) else { return nil }
+            c.skip(n)
+        }
+        guard c.pos + 8 + 4 <= b.count else { return nil }
+        return c.pos..<(c.pos + 8)
+    }
+}

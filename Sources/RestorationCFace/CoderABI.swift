@@ -628,3 +628,46 @@ extension CFace {
         }
     }
 }
+
+extension CFace {
+    public static func encode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<OpaquePointer?>!, _ n: Int) -> rst_status {
+        guard let c, let key else { return encodeNull(c, "rst_encode_object_array") }
+        guard v != nil || n == 0 else {
+            return misuse(c, { coder, k in "rst_encode_object_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
+        }
+        var nodes: [ObjectNode] = []
+        nodes.reserveCapacity(n)
+        for i in 0..<n {
+            guard let p = v[i] else {
+                return misuse(c, { coder, k in "rst_encode_object_array: \(coder.location), key '\(k.string)': element \(i) is NULL" }, key)
+            }
+            nodes.append(node(p))
+        }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) { try coder.encodeObjectArray(KeyBytes(cString: key), nodes); return RST_OK } catch { return fail(error, in: "rst_encode_object_array") }
+        }
+    }
+
+    public static func decode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ index: Int,
+                                           _ out: UnsafeMutablePointer<OpaquePointer?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+        count?.pointee = 0   // "always set": 0 when the key is absent or of another type
+        guard let out else { return outMissing("rst_decode_object_array") }
+        guard let c, let key else { return decodeNull(c, "rst_decode_object_array") }
+        return withCoder(c) { coder in
+            do throws(RestorationFailure) {
+                let k = KeyBytes(cString: key)
+                let (h, n, inRange) = try coder.decodeObjectArrayElement(k, at: index)
+                count?.pointee = n
+                guard inRange else {
+                    return fail(.notFound, "rst_decode_object_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
+                }
+                out.pointee = h.map { OpaquePointer($0) }
+                return RST_OK
+            } catch {
+                // "always set": the count when the key holds an object array.
+                if let n = try? coder.decodeObjectArrayCount(KeyBytes(cString: key)) { count?.pointee = n }
+                return fail(error, in: "rst_decode_object_array")
+            }
+        }
+    }
+}

@@ -5,96 +5,11 @@ import RestorationCore
 import Glibc
 #endif
 
-// docs/EVOLUTION.md: what each rst_* function of "Surviving change
-// and failure" does. Forwarded to by RestorationC's exports and the host
+// docs/EVOLUTION.md: what each rst_* function of "Surviving change"
+// (Include/restoration.h) does; the skips are in SaveRestoreABI.swift and
+// the arrays of object references in CoderABI.swift, with their sections. Forwarded to by RestorationC's exports and the host
 // table (RestorationPlugins/HostTable.swift). The options of carried
 // records and crash quarantine are read with the others (OptionsABI.swift).
-
-// MARK: every skip explained
-
-extension CFace {
-    public static func skip_reason_name(_ r: rst_skip_reason) -> UnsafePointer<CChar>! {
-        staticCString(CSpelling.skipReason(rawValue: r.rawValue))
-    }
-
-    public static func last_restore_skips(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_skipped_record>?>!,
-                                          _ count: UnsafeMutablePointer<Int>!) -> rst_status {
-        guard let e else { return fail(.invalid, "rst_last_restore_skips: engine is NULL") }
-        guard let out else { return fail(.invalid, "rst_last_restore_skips: out is NULL") }
-        guard let count else { return fail(.invalid, "rst_last_restore_skips: count is NULL") }
-        let eng = engine(e)
-        let (report, skips) = eng.serialized { (eng.lastRestoreReport, eng.lastRestoreSkips) }
-        guard report != nil else {
-            return fail(.state, "rst_last_restore_skips: this engine has not restored anything yet")
-        }
-        out.pointee = nil
-        count.pointee = 0
-        if skips.isEmpty { return RST_OK }
-        var packer = OneAllocation()
-        packer.reserve(MemoryLayout<rst_skipped_record>.stride * skips.count)
-        for s in skips {
-            packer.reserveString(s.path)
-            packer.reserveString(s.className)
-            packer.reserveString(s.detail)
-        }
-        guard let block = packer.allocate() else { return fail(.noMemory, "rst_last_restore_skips: out of memory") }
-        let array = block.bindMemory(to: rst_skipped_record.self, capacity: skips.count)
-        var cursor = OneAllocation.Cursor(block: block, offset: (MemoryLayout<rst_skipped_record>.stride * skips.count + 7) & ~7)
-        for (i, s) in skips.enumerated() {
-            (array + i).initialize(to: rst_skipped_record(path: cursor.put(s.path), class_name: cursor.put(s.className),
-                                                          reason: s.reason.rawValue, version: s.version,
-                                                          detail: cursor.put(s.detail)))
-        }
-        out.pointee = array
-        count.pointee = skips.count
-        return RST_OK
-    }
-}
-
-// MARK: arrays of object references
-
-extension CFace {
-    public static func encode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ v: UnsafePointer<OpaquePointer?>!, _ n: Int) -> rst_status {
-        guard let c, let key else { return encodeNull(c, "rst_encode_object_array") }
-        guard v != nil || n == 0 else {
-            return misuse(c, { coder, k in "rst_encode_object_array: \(coder.location), key '\(k.string)': v is NULL but n is \(n)" }, key)
-        }
-        var nodes: [ObjectNode] = []
-        nodes.reserveCapacity(n)
-        for i in 0..<n {
-            guard let p = v[i] else {
-                return misuse(c, { coder, k in "rst_encode_object_array: \(coder.location), key '\(k.string)': element \(i) is NULL" }, key)
-            }
-            nodes.append(node(p))
-        }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) { try coder.encodeObjectArray(KeyBytes(cString: key), nodes); return RST_OK } catch { return fail(error, in: "rst_encode_object_array") }
-        }
-    }
-
-    public static func decode_object_array(_ c: OpaquePointer!, _ key: UnsafePointer<CChar>!, _ index: Int,
-                                           _ out: UnsafeMutablePointer<OpaquePointer?>!, _ count: UnsafeMutablePointer<Int>!) -> rst_status {
-        count?.pointee = 0   // "always set": 0 when the key is absent or of another type
-        guard let out else { return outMissing("rst_decode_object_array") }
-        guard let c, let key else { return decodeNull(c, "rst_decode_object_array") }
-        return withCoder(c) { coder in
-            do throws(RestorationFailure) {
-                let k = KeyBytes(cString: key)
-                let (h, n, inRange) = try coder.decodeObjectArrayElement(k, at: index)
-                count?.pointee = n
-                guard inRange else {
-                    return fail(.notFound, "rst_decode_object_array: \(coder.location), key '\(k.string)' has \(n) elements; index \(index) is out of range")
-                }
-                out.pointee = h.map { OpaquePointer($0) }
-                return RST_OK
-            } catch {
-                // "always set": the count when the key holds an object array.
-                if let n = try? coder.decodeObjectArrayCount(KeyBytes(cString: key)) { count?.pointee = n }
-                return fail(error, in: "rst_decode_object_array")
-            }
-        }
-    }
-}
 
 // MARK: class versions and migrations
 

@@ -7,7 +7,7 @@ import Glibc
 // The lifecycle in the C face (library 1.1): when to save (dirty tracking, autosave,
 // the descriptor, dispatch, the thread, signals) and what happened last
 // time (restore reasons, generations). The core does the work
-// (Lifecycle.swift, EngineLifecycle.swift, Generations.swift); options
+// (Lifecycle.swift, StorageRoom.swift, Generations.swift); options
 // version 2's members are read with the others (OptionsABI.swift).
 
 extension CFace {
@@ -102,28 +102,21 @@ extension CFace {
         return withArchive(e, "rst_save_on_signals") { engine throws(RestorationFailure) in try engine.lifecycle.saveOnSignals(list) }
     }
 
-    public static func last_restore_reason(_ e: OpaquePointer!) -> rst_restore_reason {
-        guard let e else { return RST_REASON_FIRST_LAUNCH }
-        return rst_restore_reason(rawValue: engine(e).lastRestoreReason.rawValue)
-    }
 
-    public static func restore_generation(_ e: OpaquePointer!, _ generation: UInt32) -> rst_status {
-        guard let e else { return fail(.invalid, "rst_restore_generation: engine is NULL") }
-        do {
-            try engine(e).restore(generation: generation)
-            return RST_OK
-        } catch {
-            return fail(error, in: "rst_restore_generation")
-        }
-    }
 
-    public static func restore_reason_name(_ r: rst_restore_reason) -> UnsafePointer<CChar>! {
-        staticCString(CSpelling.restoreReason(rawValue: r.rawValue))
-    }
 }
 
 /// A host's context pointer carried into a closure (the host owns what it points to).
 struct UnsafeSendableContext: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer?
     init(_ p: UnsafeMutableRawPointer?) { pointer = p }
+}
+
+extension CFace {
+    /// `rst_close_session`: async-signal-safe with the file store and with a
+    /// store that maps (see the header).
+    public static func close_session(_ e: OpaquePointer!) {
+        guard let e else { return }
+        engine(e).closeSession()
+    }
 }

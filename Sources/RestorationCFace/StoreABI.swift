@@ -366,10 +366,4 @@ extension CFace {
         return nil
     }
 
-    /// `rst_close_session`: async-signal-safe with the file store and with a
-    /// store that maps (see the header).
-    public static func close_session(_ e: OpaquePointer!) {
-        guard let e else { return }
-        engine(e).closeSession()
-    }
 }

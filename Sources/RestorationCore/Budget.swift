@@ -317,9 +317,11 @@ extension Engine {
     public func setPriority(_ priority: Int32, of node: ObjectNode) {
         lock.withLock { node.priority = priority }
     }
+}
 
+extension TrimmedList {
     /// The list of trimmed subtrees as skips of a restore (RST_SKIP_TRIMMED).
-    static func trimmedSkips(_ reader: ArchiveReader) -> [SkippedRecord] {
+    static func skips(_ reader: ArchiveReader) -> [SkippedRecord] {
         guard let list = TrimmedList(reader: reader) else { return [] }
         return list.entries.map { e in
             SkippedRecord(record: -1, path: e.path, className: e.className, reason: .trimmed, version: 0,
@@ -337,13 +339,13 @@ extension Engine {
 
     /// Writes the list of trimmed subtrees into the open record 0 (its own
     /// level), under the first free key "rst.trimmed", "rst.trimmed.2", ...
-    static func writeTrimmedList(_ list: TrimmedList, _ w: inout ArchiveWriter) throws(WriteFailure) {
+    func write(into w: inout ArchiveWriter) throws(WriteFailure) {
         var n = 1
         while true {
             var name = n == 1 ? TrimmedList.key : "\(TrimmedList.key).\(n)"
             let k = name.withUTF8 { w.key(UnsafeRawBufferPointer($0)) }
             if w.rawTag(ofKey: k) == nil {
-                let payload = list.payload()
+                let payload = self.payload()
                 let r: Result<Void, WriteFailure> = payload.withUnsafeBytes { b in
                     do throws(WriteFailure) { try w.writeUnknown(k, tag: TrimmedList.rawTag, payload: b); return .success(()) } catch { return .failure(error) }
                 }

@@ -71,7 +71,7 @@ final class Carry {
     private func log(_ level: LogLevel, _ message: @autoclosure () -> String) { engine.log(level, message()) }
 
     /// After a restore: the subtrees to carry (replacing the previous list).
-    func collect(_ run: RestoreRun) {
+    func collect(_ run: RestorePass) {
         carried = []
         guard configuration.carrySaves > 0 else { return }
         let reader = run.sealedSource ?? run.reader   // sealed values are carried still sealed
@@ -113,8 +113,8 @@ final class Carry {
                 local[r] = records.count
                 let p = reader.parent(ofRecord: r)
                 var entries = ArchiveDocument.entries(of: reader, record: r)
-                if r == 0 { entries.removeAll(where: Engine.isTrimmedList) }   // size budgets: that archive's list, not this record's
-                Engine.collectReferences(entries) { t in if refs[t] == nil { refs[t] = reader.path(ofRecord: t) } }
+                if r == 0 { entries.removeAll(where: TrimmedList.isTrimmedList) }   // size budgets: that archive's list, not this record's
+                Carry.collectReferences(entries) { t in if refs[t] == nil { refs[t] = reader.path(ofRecord: t) } }
                 records.append(CarriedRecord(identifier: reader.name(reader.identifier(ofRecord: r)),
                                              parentInSubtree: r == root ? -1 : (p.flatMap { local[$0] } ?? -1),
                                              className: reader.className(ofRecord: r).map { reader.name($0) },
@@ -129,8 +129,8 @@ final class Carry {
     }
 }
 
-extension Engine {
-
+extension Carry {
+    /// Calls `body` with every record `entries` refer to (nested records included).
     static func collectReferences(_ entries: [ArchiveEntry], _ body: (Int) -> Void) {
         for e in entries {
             switch e.value {
@@ -196,7 +196,7 @@ extension Carry {
                 var cls: UInt32? = nil
                 if var c = rec.className { cls = c.withUTF8 { w.name(UnsafeRawBufferPointer($0)) } }
                 w.beginObject(identifier: ident, parent: parent, className: cls, version: rec.version, carry: carry)
-                try Engine.write(sensitivity.filterCarried(rec.entries, className: rec.className), &w) { source in
+                try Carry.write(sensitivity.filterCarried(rec.entries, className: rec.className), &w) { source in
                     guard let p = s.referencePaths[source] else { return nil }
                     return saveIndexOf(p) ?? newIndex[p]
                 }
@@ -207,7 +207,7 @@ extension Carry {
 
 }
 
-extension Engine {
+extension Carry {
     /// Writes values, mapping each reference's source record to its index
     /// in this archive (nil: its target is not written; the reference is left out).
     static func write(_ entries: [ArchiveEntry], _ w: inout ArchiveWriter, _ map: (Int) -> Int?) throws(WriteFailure) {

@@ -351,7 +351,7 @@ public final class Coder {
             switch mode {
             case .idle: throw stateFailure(encode: false)
             case .migrating: return editor.fromVersion
-            case .encoding: return node.map { engine.classVersion(ofNode: $0) } ?? 0
+            case .encoding: return node.map { engine.migrations.classVersion(ofNode: $0) } ?? 0
             case .decoding, .factory: return decoding.reader?.version(ofRecord: record) ?? 0
             }
         }

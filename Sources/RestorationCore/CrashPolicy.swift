@@ -31,6 +31,9 @@ final class CrashPolicy {
     /// death inside one record's callback quarantines only that record.
     let guarded: Bool
     let quarantine: Bool
+    /// Quarantine: names the running object callback's record in the marker
+    /// (set for the length of one guarded restore).
+    var watch: MarkerWatch?
     private unowned let engine: Engine
 
     init(engine: Engine, guarded: Bool, quarantine: Bool) {
@@ -82,11 +85,11 @@ final class CrashPolicy {
             if let w = CrashGuard.clear(s.store) { engine.log(.warning, w) }
             engine.log(.error, "a process (pid \(pid)) died in a callback of record \(r) ('\(recordPath)') while restoring \(name); that record and its descendants are quarantined (skipped) until the next save, and the rest is restored")
         case .setAside(let pid, named: true):
-            let aside = try engine.setAsideCrashed(s, slot, index)
+            let aside = try s.setAsideCrashed(slot, index)
             if let w = CrashGuard.clear(s.store) { engine.log(.warning, w) }
             throw RestorationFailure(.rejected, "a process (pid \(pid)) died while restoring \(name); the archive was set aside as \(aside)")
         case .setAside(let pid, named: false):
-            let aside = try engine.setAsideCrashed(s, slot, index)
+            let aside = try s.setAsideCrashed(slot, index)
             if let w = CrashGuard.clear(s.store) { engine.log(.warning, w) }
             Quarantine.clear(s.store)
             let msg = "a process (pid \(pid)) died while restoring \(name); the archive was set aside as \(aside) and will not be restored again"

@@ -48,13 +48,6 @@ final class PendingFinish {
 }
 
 extension Engine {
-    /// Monotonic milliseconds.
-    static func monotonicMs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
-
     /// Extends the restore in progress: called from a `decode` or `finished`
     /// callback. `deadlineMs` 0: no deadline (until completed, a new restore
     /// or the engine's destroy).
@@ -70,12 +63,6 @@ extension Engine {
         lock.lock()
         defer { lock.unlock() }
         try deferred.complete(handle: handle)
-    }
-
-    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose
-    /// deadline passed (did_finish_restoring then runs on the dispatching thread).
-    func expireDueTokens() {
-        lock.withLock { deferred.checkDeadlines() }
     }
 }
 
@@ -94,6 +81,14 @@ final class Deferred {
 
     init(engine: Engine) { self.engine = engine }
 
+    /// Monotonic milliseconds.
+    static func monotonicMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+
     /// Whether a token is open (did_finish_restoring and the marker's end wait).
     var isOpen: Bool { openTokens > 0 }
 
@@ -105,7 +100,7 @@ final class Deferred {
                 throw RestorationFailure(.state, "a restoration is extended only from a decode or finished callback of the restore in progress")
             }
             let t = RestoreToken(record: callbackRecord,
-                                 deadlineMs: deadlineMs == 0 ? nil : Engine.monotonicMs() + Int64(deadlineMs))
+                                 deadlineMs: deadlineMs == 0 ? nil : Deferred.monotonicMs() + Int64(deadlineMs))
             tokens.append(t)
             openTokens += 1
             updateTokenDeadline()
@@ -147,7 +142,7 @@ final class Deferred {
     /// entry points and by the dispatcher at the deadline (`expireDueTokens`).
     func checkDeadlines() {
         guard openTokens > 0 else { return }
-        let now = Engine.monotonicMs()
+        let now = Deferred.monotonicMs()
         var expired = false
         for t in tokens where t.state == .open {
             if let d = t.deadlineMs, d <= now {

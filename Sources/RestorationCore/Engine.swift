@@ -5,356 +5,11 @@ import Glibc
 import Musl
 #endif
 
-/// What a factory is asked to create (pass 1 of a restore).
-public struct FactoryRequest {
-    public let engine: Engine
-    /// nil at a root.
-    public let parent: ObjectNode?
-    public let identifier: String
-    /// The identifier NUL-terminated; valid during the factory call.
-    public let identifierCString: UnsafePointer<CChar>
-    public let className: String?
-    public let record: Int
-    /// 0 at a root.
-    public let depth: Int
-    public let savedAtMs: Int64
-    /// Readable (decode calls) during the factory call.
-    public let coder: Coder
-
-    /// The record's whole path, "A/B/C".
-    public var path: String { coder.decoding.reader?.path(ofRecord: record) ?? identifier }
-}
-
-extension FactoryRequest {
-    /// The object at `handle` if it is the one now registered at the
-    /// requested path, else nil; never dereferences a handle that is not a
-    /// registered object's. The engine applies the same check to every
-    /// factory's result; a factory that holds only a handle (a plugin's,
-    /// through libffi) uses this to turn it into the node.
-    public func object(at handle: UnsafeRawPointer) -> ObjectNode? {
-        engine.acceptFactoryResult(handle, parent: parent, identifier: identifier)
-    }
-}
-
-/// Creates the object for a record, registered with exactly the requested
-/// parent and identifier; nil declines.
-public typealias Factory = (FactoryRequest) -> ObjectNode?
-
-/// A factory as a plain function and a context, which the engine calls
-/// without building a `FactoryRequest` (the fast kind; the C face adapts
-/// `rst_factory_fn` to it): (engine handle, parent handle or nil,
-/// identifier NUL-terminated, coder handle, context) -> the new object's
-/// handle or nil.
-public typealias FactoryFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<CChar>?, OpaquePointer?, UnsafeMutableRawPointer?) -> OpaquePointer?
-
-/// A restoration class's factory, of either kind. A class, so that restore
-/// pass 1 handles it without copying its contents per record. The engine
-/// invokes every kind the same way: `Engine.invoke(_:for:)`.
-final class ClassFactory {
-    enum Kind {
-        case function(FactoryFunction, context: UnsafeMutableRawPointer?)
-        case closure(Factory)
-    }
-    let kind: Kind
-    /// Names it in messages: "the factory of class 'X'", "the fallback factory".
-    let what: String
-
-    init(_ kind: Kind, what: String) {
-        self.kind = kind
-        self.what = what
-    }
-}
-
-/// Supplies restoration classes no host registered (the plugin loader).
-public protocol ClassProvider: AnyObject {
-    /// The factory for `className`, loading plugins on first need; nil when none provides it.
-    func factory(forClass className: String) -> Factory?
-    /// Skips (docs/EVOLUTION.md): why no plugin provides `className` when a plugin that
-    /// declares it was rejected (a sentence), else nil.
-    func rejection(forClass className: String) -> String?
-    /// Plugins loaded and rejected so far.
-    var loadedCount: Int { get }
-    var rejectedCount: Int { get }
-    /// Engine destroy: run the plugins' fini.
-    func shutdown()
-}
-
-extension ClassProvider {
-    public func rejection(forClass className: String) -> String? { nil }
-}
-
-/// What the last restore did (`rst_restore_report`).
-public struct RestoreCounts: Equatable, Sendable {
-    public var archived: UInt64 = 0
-    public var restored: UInt64 = 0
-    public var skipped: UInt64 = 0
-    public var pluginsLoaded: UInt64 = 0
-    public var pluginsRejected: UInt64 = 0
-    public init() {}
-}
-
-/// Per-restore state the coder consults for references. Nodes are held
-/// unretained: the engine owns them, and nothing can unregister during a
-/// restore (unregister from a callback is refused; other threads wait).
-@usableFromInline
-final class RestoreSession {
-    @usableFromInline enum RecordState: UInt8 { case pending, materialized, skipped }
-    let count: Int
-    @usableFromInline let state: UnsafeMutablePointer<RecordState>
-    @usableFromInline let nodeRefs: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
-
-    init(count: Int) {
-        self.count = count
-        state = .allocate(capacity: max(count, 1))
-        state.initialize(repeating: .pending, count: count)
-        nodeRefs = .allocate(capacity: max(count, 1))
-        nodeRefs.initialize(repeating: nil, count: count)
-    }
-
-    deinit {
-        state.deallocate()
-        nodeRefs.deallocate()
-    }
-
-    @inline(__always) func node(_ r: Int) -> ObjectNode? { nodeRefs[r]?.takeUnretainedValue() }
-
-    /// Record r's node without reference counting.
-    @inline(__always) func unmanagedNode(_ r: Int) -> Unmanaged<ObjectNode>? { nodeRefs[r] }
-
-    /// The handle of record r's object when it is materialized.
-    @inlinable @inline(__always) func handle(_ r: Int) -> UnsafeMutableRawPointer? {
-        state[r] == .materialized ? nodeRefs[r]?.toOpaque() : nil
-    }
-
-    /// Records materialized so far.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private(set) var materializedCount = 0
-
-    @inline(__always) func materialize(_ r: Int, _ n: Unmanaged<ObjectNode>) {
-        nodeRefs[r] = n
-        state[r] = .materialized
-        materializedCount &+= 1
-    }
-}
-
-/// What the steps of one restore share: the archive, the coder (set up to
-/// read it), the per-record state, and the class factories looked up so far
-/// (once per class name). Ends with `end()`, which resets the coder.
-final class RestoreRun {
-    let reader: ArchiveReader
-    let coder: Coder
-    let session: RestoreSession
-    /// The factories looked up so far, by class name.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classFactories = ClassFactoryCache()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var names: [UInt32: String] = [:]       // made on first use (class names, messages)
-    /// Records whose decode callback reported failure.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    var failed = Set<Int>()
-    /// Skips (docs/EVOLUTION.md): why records were not produced (Skips.swift).
-    var notes: [Int: SkipNote] = [:]
-    /// The archive as read, before its sealed values were opened: carried
-    /// records are kept from it, so they are written back still sealed.
-    var sealedSource: ArchiveReader?
-
-    init(reader: ArchiveReader, coder: Coder) {
-        self.reader = reader
-        self.coder = coder
-        session = RestoreSession(count: reader.recordCount)
-        coder.decoding.reader = reader
-        coder.decoding.session = session
-        coder.keys.clear()
-    }
-
-    func end() {
-        coder.decoding.reader = nil
-        coder.decoding.session = nil
-        coder.keys.clear()
-    }
-
-    deinit {
-        identifierBuffer.deallocate()
-    }
-
-    /// Room for one identifier and its NUL: what a factory is given.
-    private let identifierBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: ArchiveLimits.maxIdentifierBytes + 1)
-
-    /// `bytes` (an identifier of this archive: at most maxIdentifierBytes,
-    /// no NUL), NUL-terminated; valid until the next call (one factory call).
-    func identifierCString(_ bytes: UnsafeRawBufferPointer) -> UnsafePointer<CChar> {
-        let n = min(bytes.count, ArchiveLimits.maxIdentifierBytes)
-        if n > 0 { UnsafeMutableRawPointer(identifierBuffer).copyMemory(from: bytes.baseAddress!, byteCount: n) }
-        identifierBuffer[n] = 0
-        return UnsafePointer(identifierBuffer)
-    }
-
-    /// Name `i` of the archive as a String, made once.
-    func name(_ i: UInt32) -> String {
-        if let s = names[i] { return s }
-        let s = reader.name(i)
-        names[i] = s
-        return s
-    }
-
-    /// The factory of record r's class: a host class, else a plugin class
-    /// (asking the class provider once per name); nil without one.
-    func classFactory(ofRecord r: Int, engine: Engine) -> Unmanaged<ClassFactory>? {
-        guard let ci = reader.className(ofRecord: r) else { return nil }
-        if let f = classFactories.lookup(ci) { return f }
-        return classFactories.store(ci, engine.factory(forClass: name(ci)))
-    }
-}
-
-/// A restore's class factories by class name index, each looked up once.
-/// An archive has few classes and many names (every identifier is one), so
-/// a dictionary of the classes met, with the last answer at hand (records of
-/// one class tend to follow each other), instead of two arrays over every
-/// name.
-struct ClassFactoryCache {
-    /// The factories found (kept alive here); nil values: no factory.
-    private var byName: [UInt32: ClassFactory?] = [:]
-    /// The last class answered (UInt32.max: none; never a name index, since
-    /// an archive holds far fewer names) and its answer.
-    private var lastName = UInt32.max
-    private var last: Unmanaged<ClassFactory>? = nil
-
-    /// The answer for class name `ci`: .some(factory or nil) once looked up,
-    /// nil before.
-    @inline(__always)
-    mutating func lookup(_ ci: UInt32) -> Unmanaged<ClassFactory>?? {
-        if ci == lastName { return .some(last) }
-        guard let f = byName[ci] else { return nil }
-        lastName = ci
-        last = f.map { Unmanaged.passUnretained($0) }
-        return .some(last)
-    }
-
-    /// Keeps the answer for `ci`; returns it.
-    mutating func store(_ ci: UInt32, _ f: ClassFactory?) -> Unmanaged<ClassFactory>? {
-        byName[ci] = .some(f)
-        lastName = ci
-        last = f.map { Unmanaged.passUnretained($0) }
-        return last
-    }
-}
-
 /// One archive's restoration machinery (`rst_engine`). Every public method
 /// may be called from any thread; save, restore, register and unregister are
 /// serialized by one recursive lock, and callbacks run with it held on the
 /// calling thread (so they may register and find objects).
 public final class Engine {
-    /// Everything an engine is created with, complete at `init` (the C
-    /// face reads `rst_engine_options` into one: CFace.readOptions; the
-    /// Swift API's options make one too). `validate(naming:)` is the one
-    /// check of it both use.
-    public struct Configuration {
-        public var archivePath: String?
-        public var pluginDirectory: String?
-        public var appVersion: String
-        public var idiom: String
-        /// false: restore neither checks nor writes the crash-loop marker.
-        public var crashGuard: Bool
-        /// Options version 2 (docs/LIFECYCLE.md): debounce of the autosave (0: none), its ceiling
-        /// (0: 10 × the delay), older good archives kept (0…16).
-        public var autosaveDelayMs: UInt32
-        public var autosaveMaxDelayMs: UInt32
-        public var generations: Int
-        /// Library 1.1: a death inside one object's callback quarantines that
-        /// record instead of setting the archive aside (Quarantine.swift).
-        public var quarantine: Bool
-        /// Library 1.1: saves that carry records nothing could produce (Carry.swift);
-        /// 0: none, UInt32.max: always.
-        public var carrySaves: UInt32
-        /// Library 1.2: bytes an archive may take; 0: no budget (docs/BUDGETS.md).
-        public var sizeBudget: UInt64
-        /// What a save over `sizeBudget` does.
-        public var budgetPolicy: BudgetPolicy
-        /// How long a claimed signal waits for a dispatch to save before the
-        /// signal is re-raised anyway (docs/LIFECYCLE.md, "Signals").
-        public var signalDeadlineMs: UInt32
-        /// Where the archive lives (docs/STORAGE.md); nil: the file store of
-        /// `archivePath`, if any. Set one or the other.
-        public var store: ArchiveStore?
-
-        public init(archivePath: String? = nil, pluginDirectory: String? = nil, appVersion: String = "", idiom: String = "", crashGuard: Bool = true,
-                    autosaveDelayMs: UInt32 = 0, autosaveMaxDelayMs: UInt32 = 0, generations: Int = 0,
-                    quarantine: Bool = false, carrySaves: UInt32 = 0,
-                    sizeBudget: UInt64 = 0, budgetPolicy: BudgetPolicy = .warn, signalDeadlineMs: UInt32 = 1000,
-                    store: ArchiveStore? = nil) {
-            self.archivePath = archivePath
-            self.pluginDirectory = pluginDirectory
-            self.appVersion = appVersion
-            self.idiom = idiom
-            self.crashGuard = crashGuard
-            self.autosaveDelayMs = autosaveDelayMs
-            self.autosaveMaxDelayMs = autosaveMaxDelayMs
-            self.generations = generations
-            self.quarantine = quarantine
-            self.carrySaves = carrySaves
-            self.sizeBudget = sizeBudget
-            self.budgetPolicy = budgetPolicy
-            self.signalDeadlineMs = signalDeadlineMs
-            self.store = store
-        }
-
-        /// What each option is called where the caller gave it: the C face
-        /// names the struct's members ("opts->generations"), the Swift API
-        /// its properties ("generations").
-        public struct OptionNames: Sendable {
-            public var archivePath, appVersion, idiom, autosaveDelay, autosaveMaxDelay, generations, anArchivePath: String
-            public init(archivePath: String, appVersion: String, idiom: String, autosaveDelay: String,
-                        autosaveMaxDelay: String, generations: String, anArchivePath: String) {
-                self.archivePath = archivePath
-                self.appVersion = appVersion
-                self.idiom = idiom
-                self.autosaveDelay = autosaveDelay
-                self.autosaveMaxDelay = autosaveMaxDelay
-                self.generations = generations
-                self.anArchivePath = anArchivePath
-            }
-        }
-
-        /// The checks every front door makes of a configuration: an empty
-        /// archive path, recorded strings over the archive's limit,
-        /// generations over the most kept, an autosave ceiling below its
-        /// delay, autosave or generations without an archive to save to.
-        /// - Throws: `.invalid` or `.limit`, naming the option as `names` does.
-        public func validate(naming names: OptionNames) throws(RestorationFailure) {
-            if let archivePath, archivePath.isEmpty {
-                throw RestorationFailure(.invalid, "\(names.archivePath) is empty")
-            }
-            if appVersion.utf8.count > ArchiveLimits.maxInfoStringBytes {
-                throw RestorationFailure(.limit, "\(names.appVersion) is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-            }
-            if idiom.utf8.count > ArchiveLimits.maxInfoStringBytes {
-                throw RestorationFailure(.limit, "\(names.idiom) is longer than \(ArchiveLimits.maxInfoStringBytes) bytes")
-            }
-            if generations < 0 || generations > FileStore.maxGenerations {
-                throw RestorationFailure(.invalid, "\(names.generations) is \(generations); at most \(FileStore.maxGenerations) generations are kept")
-            }
-            if autosaveMaxDelayMs != 0 && autosaveMaxDelayMs < autosaveDelayMs {
-                throw RestorationFailure(.invalid, "\(names.autosaveMaxDelay) (\(autosaveMaxDelayMs)) is below \(names.autosaveDelay) (\(autosaveDelayMs))")
-            }
-            if archivePath == nil && store == nil && (autosaveDelayMs != 0 || generations != 0) {
-                throw RestorationFailure(.invalid, "\(names.autosaveDelay) and \(names.generations) need \(names.anArchivePath)")
-            }
-        }
-    }
-
-    /// What a save over the size budget does (the C values are the raw values).
-    public enum BudgetPolicy: UInt32, Sendable {
-        case warn = 0, trim = 1, fail = 2
-    }
-
     public let configuration: Configuration
     /// Asked at every save; false rejects it.
     #if UNCHECKED_EXCLUSIVITY
@@ -382,77 +37,19 @@ public final class Engine {
     public var classProvider: ClassProvider?
 
     let lock = RecursiveLock()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var nodes: [ObjectNode?] = []
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var freeSlots: [Int] = []
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    public private(set) var objectCount = 0
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var hostClasses: [String: ClassFactory] = [:]
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var fallback: ClassFactory?
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var saveGeneration = 0
-    /// The handle of the most recently registered object (nil once it
-    /// leaves): a factory's result is usually this one, which spares a lookup.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    public private(set) var lastRegistered: UnsafeMutableRawPointer?
-    /// The path materialize found free, for the factory it invokes (`FreePath`).
-    var freePath = FreePath()
-    /// Every class name registered objects used: a NUL-terminated copy shared
-    /// by its nodes, and its number (`classIDs`).
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classTable: [(name: String, c: UnsafeMutablePointer<CChar>)] = []
-    /// Keyed by the exact bytes: each node keeps the class name it was given.
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var classIDs: [[UInt8]: Int] = [:]
-    /// C class-name address → class number, for names that passed every check:
-    /// hosts register many objects of one class with the same literal.
-    private let classNameCache = KeyCache()
-
-    private func internClassName(_ name: String) -> Int {
-        let key = Array(name.utf8)
-        if let id = classIDs[key] { return id }
-        let id = classTable.count
-        classTable.append((name, strdup(name)!))
-        classIDs[key] = id
-        return id
-    }
+    /// The objects and classes (Registry.swift).
+    let registry = Registry()
+    /// The number of registered objects.
+    public var objectCount: Int { registry.objectCount }
+    /// The handle of the most recently registered object (nil once it leaves).
+    public var lastRegistered: UnsafeMutableRawPointer? { registry.lastRegistered }
     /// The reason, generation, counts and skips of the restore in progress
     /// or last done (RestoreOutcomes.swift).
-    let outcomes = RestoreOutcomes()
-    /// Class versions (Migrations.swift) and migration steps by class and from-version.
-    var classVersions: [String: UInt32] = [:]
-    var migrations: [String: [UInt32: MigrationStep]] = [:]
-    /// Quarantine: names the running object callback's record in the marker.
-    var markerWatch: MarkerWatch?
-    /// Per class number, during a save that stores versions.
-    private var saveVersions: [UInt32] = []
+    var outcomes: RestoreOutcomes { rooms.unsafelyUnwrapped.outcomes }
+    /// Class versions and migration steps (Migrations.swift).
+    @inline(__always) var migrations: MigrationRoom { rooms.unsafelyUnwrapped.migrations }
     /// Size budgets (Budget.swift): the measurement of the last save. Under `lock`.
-    let budget = Budget()
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
-    private var destroyed = false
+    var budget: Budget { rooms.unsafelyUnwrapped.budget }
 
     enum Operation { case saving, restoring }
     /// The save or restore in progress (its callbacks are running).
@@ -461,33 +58,31 @@ public final class Engine {
     #endif
     private var operation: Operation?
 
-    /// Save: identifiers of at most 8 bytes → their name index in the
-    /// archive being written (direct-mapped by prefix; most hosts reuse
-    /// identifiers across parents).
-    private let shortNameCache = UnsafeMutablePointer<(key: UInt64, index: UInt32)>.allocate(capacity: 256)
-
     public init(configuration: Configuration) {
         self.configuration = configuration
-        storage = (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:))
         // Two-phase init: the sentinel and the coder refer back to self.
-        sentinelStorage = ObjectNode(sentinelOf: self)
+        registry.adopt(root: ObjectNode(sentinelOf: self))
         coderStorage = Coder(engine: self)
         lifecycleStorage = Lifecycle(engine: self, delayMs: configuration.autosaveDelayMs,
                                      maxDelayMs: configuration.autosaveMaxDelayMs)
         rooms = Rooms(crashPolicy: CrashPolicy(engine: self, guarded: configuration.crashGuard, quarantine: configuration.quarantine),
-                      deferred: Deferred(engine: self), carry: Carry(engine: self))
+                      deferred: Deferred(engine: self), carry: Carry(engine: self),
+                      sensitivity: SensitivityRoom(), budget: Budget(), outcomes: RestoreOutcomes(),
+                      migrations: MigrationRoom(),
+                      storage: (configuration.store ?? configuration.archivePath.map { FileArchiveStore(path: $0) }).map(Storage.init(store:)))
+        storage?.log = { [unowned self] level, message in self.log(level, message) }
         KillPoints.load()   // RESTORATION_KILL_AT is read once per process (docs/TESTING.md)
     }
 
     /// Sensitive values: the policy, the encryption key's source, and what
     /// one save, export or restore does with them (Sensitivity.swift).
-    public let sensitivity = SensitivityRoom()
+    public var sensitivity: SensitivityRoom { rooms.unsafelyUnwrapped.sensitivity }
     private var lifecycleStorage: Lifecycle?
     /// Dirty tracking, autosave, dispatch, signals (docs/LIFECYCLE.md; Lifecycle.swift).
     public var lifecycle: Lifecycle { lifecycleStorage.unsafelyUnwrapped }
     /// The store and what the engine keeps about it (sessions, the last
     /// archive; Storage.swift); nil without a store or archive path.
-    let storage: Storage?
+    @inline(__always) var storage: Storage? { rooms.unsafelyUnwrapped.storage }
     /// Whether the engine has a store (an archive path or a host's store).
     public var hasStore: Bool { storage != nil }
     /// The reason and generation of the restore in progress or last done.
@@ -498,26 +93,13 @@ public final class Engine {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var sentinelStorage: ObjectNode?
-    #if UNCHECKED_EXCLUSIVITY
-    @exclusivity(unchecked)
-    #endif
     private var coderStorage: Coder?
-    @inline(__always) var root: ObjectNode { sentinelStorage.unsafelyUnwrapped }
+    @inline(__always) var root: ObjectNode { registry.root }
 
-    /// The engine's v1.1 rooms, each with its state and a narrow interface
-    /// back to the engine: the crash-loop guard and quarantine
-    /// (CrashPolicy.swift), extended restorations (Deferred.swift) and the
-    /// records carried through saves (Carry.swift).
-    struct Rooms {
-        let crashPolicy: CrashPolicy
-        let deferred: Deferred
-        let carry: Carry
-    }
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var rooms: Rooms?
+    var rooms: Rooms?
     @inline(__always) var crashPolicy: CrashPolicy { rooms.unsafelyUnwrapped.crashPolicy }
     @inline(__always) var deferred: Deferred { rooms.unsafelyUnwrapped.deferred }
     @inline(__always) var carry: Carry { rooms.unsafelyUnwrapped.carry }
@@ -552,120 +134,18 @@ public final class Engine {
         if let className { try ArgumentRules.className(className) }
         lock.lock()
         defer { lock.unlock() }
-        let classID = className.map(internClassName)
-        var id = identifier
-        return try id.withUTF8 { utf8 in
-            Result { () throws(RestorationFailure) in
-                let b = UnsafeRawBufferPointer(utf8)
-                let key = IdentifierKey(b)
-                let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged.passUnretained($0) })
-                let cls = classID.map { classTable[$0] }
-                let node = ObjectNode(engine: self, key: key, cClassName: cls.map { UnsafePointer($0.c) },
-                                      classID: classID ?? -1, container: container, depth: depth,
-                                      table: nil, instance: nil, behavior: behavior.map(ObjectNode.classBound))
-                link(node, into: container)
-                return node
-            }
-        }.get()
+        return try registry.register(identifier: identifier, parent: parent, className: className, behavior: behavior, owner: self)
     }
 
     /// Registers an object called through a callback table: the identifier
-    /// and class name are NUL-terminated UTF-8 (checked here, in the order
-    /// the checks of `register` run; literals seen before are recognized by
-    /// address); returns the object's handle. The C face's
-    /// `rst_register_object`.
+    /// and class name are NUL-terminated UTF-8; returns the object's handle.
+    /// The C face's `rst_register_object`.
     public func register(cIdentifier: UnsafePointer<CChar>, parent: UnsafeRawPointer?, cClassName: UnsafePointer<CChar>?,
                          callbacks: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?) throws(RestorationFailure) -> UnsafeMutableRawPointer {
-        let utf8 = UnsafeRawBufferPointer(start: cIdentifier, count: strlen(cIdentifier))
-        let key = IdentifierKey(utf8)
-        // The usual identifier passes both checks (text, identifier rules) at a glance.
-        let plain = ArgumentRules.isPlainShortCIdentifier(key)
-        guard plain || ArgumentRules.isText(utf8) else {
-            throw RestorationFailure(.invalid, "the identifier is not valid UTF-8")
-        }
         lock.lock()
         defer { lock.unlock() }
-        // The class name: a literal seen before (it passed every check), or checked now.
-        var classID: Int? = nil
-        var newClass: UnsafeRawBufferPointer? = nil
-        if let cClassName {
-            if let c = classNameCache.lookup(cString: UnsafeRawPointer(cClassName)) {
-                classID = Int(c)
-            } else {
-                let b = UnsafeRawBufferPointer(start: cClassName, count: strlen(cClassName))
-                if let c = classNameCache.lookup(b) {
-                    classID = Int(c)
-                } else {
-                    guard ArgumentRules.isText(b) else {
-                        throw RestorationFailure(.invalid, "the class name of '\(String(decoding: utf8, as: UTF8.self))' is not valid UTF-8")
-                    }
-                    newClass = b
-                }
-            }
-        }
-        if !plain { try ArgumentRules.identifier(utf8) }
-        if let b = newClass {
-            let name = String(decoding: b, as: UTF8.self)
-            try ArgumentRules.className(name)
-            let id = internClassName(name)
-            classNameCache.store(cKey: b, UInt32(id))
-            classID = id
-        }
-        let (container, depth) = try placement(key: key, parent: parent.map { Unmanaged<ObjectNode>.fromOpaque($0) })
-        let node: ObjectNode
-        if let classID {
-            let c = classTable[classID].c
-            node = ObjectNode(engine: self, key: key, cClassName: UnsafePointer(c), classID: classID,
-                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
-        } else {
-            node = ObjectNode(engine: self, key: key, cClassName: nil, classID: -1,
-                              container: container, depth: depth, table: callbacks, instance: instance, behavior: nil)
-        }
-        let handle = node.handle
-        link(consume node, into: container)
-        return handle
-    }
-
-    /// Where a new object named `utf8` goes under `parent` (the identifier
-    /// and class checked; the lock held): its container and depth.
-    private func placement(key: IdentifierKey, parent: Unmanaged<ObjectNode>?) throws(RestorationFailure) -> (Unmanaged<ObjectNode>, Int) {
-        let utf8 = key.bytes
-        guard !destroyed else { throw RestorationFailure(.state, "the engine is being destroyed") }
-        let container: Unmanaged<ObjectNode>
-        if let parent {
-            guard parent._withUnsafeGuaranteedRef({ $0.engine === self && $0.isRegistered }) else {
-                throw RestorationFailure(.invalid, "the parent of '\(String(decoding: utf8, as: UTF8.self))' is not an object of this engine (unregistered, or another engine's)")
-            }
-            container = parent
-        } else {
-            container = Unmanaged.passUnretained(root)
-        }
-        let depth = container._withUnsafeGuaranteedRef { $0.depth } + 1
-        if depth >= RestorationLimits.maxTreeDepth {
-            throw RestorationFailure(.limit, "'\(String(decoding: utf8, as: UTF8.self))' would be at depth \(depth); the object tree is at most \(RestorationLimits.maxTreeDepth) levels deep (RST_MAX_TREE_DEPTH)")
-        }
-        if !freePath.isFree(key, in: container), let existing = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
-            throw RestorationFailure(.duplicate, "the path '\(existing.takeUnretainedValue().path)' is already registered")
-        }
-        return (container, depth)
-    }
-
-    /// Makes a new node registered: its place among its siblings, its slot
-    /// (the table takes the caller's reference).
-    @inline(__always)
-    private func link(_ node: __owned ObjectNode, into container: Unmanaged<ObjectNode>) {
-        let ref = Unmanaged.passUnretained(node)
-        container._withUnsafeGuaranteedRef { $0.append(child: ref) }
-        objectCount += 1
-        lastRegistered = ref.toOpaque()
-        // The caller's reference moves into the table (no retain/release pair).
-        if !freeSlots.isEmpty, let slot = freeSlots.popLast() {   // (no call when there is none)
-            ref._withUnsafeGuaranteedRef { $0.slot = slot }
-            nodes[slot] = consume node
-        } else {
-            ref._withUnsafeGuaranteedRef { $0.slot = nodes.count }
-            nodes.append(consume node)
-        }
+        return try registry.register(cIdentifier: cIdentifier, parent: parent, cClassName: cClassName,
+                                     callbacks: callbacks, instance: instance, owner: self)
     }
 
     /// Unregisters an object and its descendants; their `released` runs
@@ -679,146 +159,48 @@ public final class Engine {
         guard node.engine === self, node.isRegistered, !node.isSentinel else {
             throw RestorationFailure(.invalid, "the object is not registered with this engine")
         }
-        let gone = detach(node)
+        let gone = registry.detach(node)
         for n in gone { n.call(.released, theCoder) }
-    }
-
-    /// Unlinks a subtree; returns it children-first. Iterative.
-    private func detach(_ top: ObjectNode) -> [ObjectNode] {
-        var pre: [ObjectNode] = []
-        var stack: [ObjectNode] = [top]
-        while let n = stack.popLast() {
-            pre.append(n)
-            var c = n.firstChild
-            while let cur = c { stack.append(cur); c = cur.nextSibling }
-        }
-        top.container.remove(child: top)
-        for n in pre {
-            if lastRegistered == n.handle { lastRegistered = nil }
-            n.isRegistered = false
-            if n.slot >= 0 {
-                nodes[n.slot] = nil
-                freeSlots.append(n.slot)
-                n.slot = -1
-            }
-            n.firstChild = nil
-            n.lastChild = nil
-            n.childIndex = nil
-            n.childCount = 0
-            n.nonASCIIChildren = 0
-        }
-        objectCount -= pre.count
-        return pre.reversed()
     }
 
     /// The object at "A/B/C", or nil.
     public func find(path: String) -> ObjectNode? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !path.isEmpty else { return nil }
-        var cur = root
-        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
-            guard !part.isEmpty, let next = cur.child(named: String(part)) else { return nil }
-            cur = next
-        }
-        return cur
+        lock.withLock { registry.find(path: path) }
     }
 
     /// Every object in archive order (depth-first pre-order, registration order).
     public func archiveOrder() -> [ObjectNode] {
-        lock.withLock { preorder() }
-    }
-
-    /// Every object in archive order, unretained (the engine owns them, and
-    /// nothing can unregister during a save).
-    private func preorderRefs() -> [Unmanaged<ObjectNode>] {
-        let rootRef = Unmanaged.passUnretained(root)
-        return [Unmanaged<ObjectNode>](unsafeUninitializedCapacity: objectCount) { buf, count in
-            var k = 0
-            var n = root.firstChildRef
-            while let cur = n {
-                if k == buf.count { break }   // never: objectCount counts every node
-                buf[k] = cur
-                k &+= 1
-                if let c = cur._withUnsafeGuaranteedRef({ $0.firstChildRef }) { n = c; continue }
-                var up = cur
-                n = nil
-                while true {
-                    if let s = up._withUnsafeGuaranteedRef({ $0.nextSiblingRef }) { n = s; break }
-                    guard let p = up._withUnsafeGuaranteedRef({ $0.containerRef }), p.toOpaque() != rootRef.toOpaque() else { break }
-                    up = p
-                }
-            }
-            count = k
-        }
-    }
-
-    private func preorder() -> [ObjectNode] {
-        var out: [ObjectNode] = []
-        out.reserveCapacity(objectCount)
-        var n = root.firstChild
-        while let cur = n {
-            out.append(cur)
-            if let c = cur.firstChild { n = c; continue }
-            var up = cur
-            n = nil
-            while true {
-                if let s = up.nextSibling { n = s; break }
-                guard let p = up.container, !p.isSentinel else { break }
-                up = p
-            }
-        }
-        return out
+        lock.withLock { registry.preorder() }
     }
 
     // MARK: classes
 
     public func registerClass(_ name: String, factory: @escaping Factory) throws(RestorationFailure) {
         try ArgumentRules.className(name)
-        try lock.withLock { () throws(RestorationFailure) in
-            if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
-            }
-            hostClasses[name] = ClassFactory(.closure(factory), what: "the factory of class '\(name)'")
-        }
+        try lock.withLock { () throws(RestorationFailure) in try registry.registerClass(name, .closure(factory)) }
     }
 
     /// Registers a class whose factory is a plain function (the C face's
     /// `rst_register_class`).
     public func registerClass(_ name: String, function: @escaping FactoryFunction, context: UnsafeMutableRawPointer?) throws(RestorationFailure) {
         try ArgumentRules.className(name)
-        try lock.withLock { () throws(RestorationFailure) in
-            if hostClasses[name] != nil {
-                throw RestorationFailure(.duplicate, "class '\(name)' is already registered")
-            }
-            hostClasses[name] = ClassFactory(.function(function, context: context), what: "the factory of class '\(name)'")
-        }
-    }
-
-    /// The factory of a class: the host's, else the class provider's (plugins).
-    /// Whether the host registered class `name` (no plugin is asked).
-    func hasHostClass(_ name: String) -> Bool { hostClasses[name] != nil }
-
-    fileprivate func factory(forClass name: String) -> ClassFactory? {
-        if let f = hostClasses[name] { return f }
-        if let pf = classProvider?.factory(forClass: name) { return ClassFactory(.closure(pf), what: "the factory of class '\(name)'") }
-        return nil
+        try lock.withLock { () throws(RestorationFailure) in try registry.registerClass(name, .function(function, context: context)) }
     }
 
     public func setFallbackFactory(_ factory: Factory?) {
-        lock.withLock { fallback = factory.map { ClassFactory(.closure($0), what: "the fallback factory") } }
+        lock.withLock { registry.fallback = factory.map { ClassFactory(.closure($0), what: "the fallback factory") } }
     }
 
     /// Sets (nil: clears) a fallback factory that is a plain function (the
     /// C face's `rst_set_fallback_factory`).
     public func setFallbackFactory(function: FactoryFunction?, context: UnsafeMutableRawPointer?) {
-        lock.withLock { fallback = function.map { ClassFactory(.function($0, context: context), what: "the fallback factory") } }
+        lock.withLock { registry.fallback = function.map { ClassFactory(.function($0, context: context), what: "the fallback factory") } }
     }
 
     // MARK: save
 
     private func beginOperation(_ op: Operation) throws(RestorationFailure) {
-        if destroyed { throw RestorationFailure(.state, "the engine is being destroyed") }
+        if registry.isClosed { throw RestorationFailure(.state, "the engine is being destroyed") }
         if let current = operation {
             throw RestorationFailure(.state, "not allowed while a \(current == .saving ? "save" : "restore") of this engine is running (called from one of its callbacks)")
         }
@@ -852,217 +234,16 @@ public final class Engine {
         }
     }
 
+    /// One save or export, under the lock, as a `SavePass` (SavePass.swift).
     private func save<R>(mode: SensitivityRoom.WriteMode = .save, _ finish: (inout ArchiveWriter, ArchiveInfo) throws(WriteFailure) -> R) throws(RestorationFailure) -> R {
         lock.lock()
         defer { lock.unlock() }
         if operation == nil { deferred.checkDeadlines() }   // deferred completion: before the save begins (did_finish_restoring may save)
         try beginOperation(.saving)
         defer { operation = nil }
-        sensitivity.beginSave(mode)
-        theCoder.encoding.sensitivityInSave = sensitivity.hasPolicy || mode == .portableExport
-        var sensitiveLeftOut = (count: 0, reason: "")
-        defer {
-            theCoder.encoding.sensitivityInSave = false
-            _ = sensitivity.endSave()              // the key wiped on every path
-        }
-        if mode == .save, let shouldSave, !shouldSave() {
-            throw RestorationFailure(.rejected, "save rejected: should_save returned false; the old archive is untouched")
-        }
-        let order = preorderRefs()
-        if order.count > RestorationLimits.maxObjects {
-            throw RestorationFailure(.limit, "save: \(order.count) objects are registered; an archive holds at most \(RestorationLimits.maxObjects) (RST_MAX_OBJECTS)")
-        }
-        let info = ArchiveInfo(formatVersion: 1, appVersion: configuration.appVersion,
-                               systemVersion: SystemInfo.systemVersion, idiom: configuration.idiom,
-                               savedAtMs: SystemInfo.nowMs(), objectCount: UInt64(order.count))
-        let coder = theCoder
-        defer {
-            coder.encoding.writer = ArchiveWriter()
-            coder.keys.clear()
-        }
-        try writeRecords(order, cut: nil, list: nil)
-        // Size budgets (Budget.swift): measured once the records are written.
-        var trimmedFrom: (writer: ArchiveWriter, total: Int, cut: [Bool])? = nil
-        let budgetBytes = configuration.sizeBudget
-        if budgetBytes > 0 && mode == .save {            // an export has no budget
-            let size = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-            switch budget.judge(coder.encoding.writer, size: size, budget: budgetBytes, policy: configuration.budgetPolicy,
-                                liveCount: order.count, priority: { order[$0]._withUnsafeGuaranteedRef { $0.priority } }) {
-            case .fits:
-                break
-            case .warn(let m):
-                log(.warning, m)
-            case .fail(let m):
-                budget.keep(coder.encoding.writer, total: size)
-                throw RestorationFailure(.limit, "save failed, the old archive is untouched: \(m)")
-            case .trim(let cut, let list):
-                let first = coder.encoding.writer
-                try writeRecords(order, cut: cut, list: list)
-                let trimmedSize = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-                if UInt64(trimmedSize) > budgetBytes {
-                    budget.keep(first, total: size)
-                    throw RestorationFailure(.limit, "save failed, the old archive is untouched: the archive would be \(trimmedSize) bytes even with \(list.entries.count) subtrees left out, over its size budget of \(budgetBytes) bytes (policy TRIM)")
-                }
-                log(.info, "the archive would have been \(size) bytes, over its size budget of \(budgetBytes) bytes; \(list.entries.count) subtree\(list.entries.count == 1 ? "" : "s") left out (policy TRIM): \(list.entries.prefix(3).map { "'\($0.path)'" }.joined(separator: ", "))\(list.entries.count > 3 ? ", ..." : "")")
-                trimmedFrom = (first, size, cut)
-            }
-        }
-        sensitiveLeftOut = sensitivity.endSave()   // every value written (carried ones too): the key is wiped
-        let total = try Engine.saveFailure { () throws(WriteFailure) in try coder.encoding.writer.archiveSize(info: info) }
-        let result = try Engine.saveFailure { () throws(WriteFailure) in try finish(&coder.encoding.writer, info) }
-        guard mode == .save else { return result }      // an export: no sizes kept, no carry count, no WARNING
-        if sensitiveLeftOut.count > 0 {
-            log(.warning, "save: \(sensitiveLeftOut.count) ENCRYPTED value\(sensitiveLeftOut.count == 1 ? " was" : "s were") not written (\(sensitiveLeftOut.reason)); they are left out as if SECRET")
-        }
-        budget.keep(coder.encoding.writer, total: total, trimmedFrom: trimmedFrom)
-        if !carry.commitAfterWrite { carry.commit() }
-        return result
-    }
-
-    /// A writer's failure as the save's.
-    private static func saveFailure<T>(_ body: () throws(WriteFailure) -> T) throws(RestorationFailure) -> T {
-        do {
-            return try body()
-        } catch {
-            switch error {
-            case .limit(let m): throw RestorationFailure(.limit, "save failed: \(m)")
-            case .duplicateKey: throw RestorationFailure(.duplicate, "save failed: duplicate key")
-            case .state(let m): throw RestorationFailure(.state, "save failed: \(m)")
-            }
-        }
-    }
-
-    /// Writes the records of a save into a new writer (the coder's): the live
-    /// objects of `order` (without those `cut` marks: a size budget's TRIM,
-    /// whose references are dropped), `list` in record 0, then the carried
-    /// records whose parents are written.
-    private func writeRecords(_ order: [Unmanaged<ObjectNode>], cut: [Bool]?, list: TrimmedList?) throws(RestorationFailure) {
-        saveGeneration += 1
-        let gen = saveGeneration
-        if let cut {
-            var k = 0
-            for i in 0..<order.count {
-                order[i]._withUnsafeGuaranteedRef { n in
-                    n.saveGeneration = gen
-                    n.saveIndex = cut[i] ? -1 : k
-                }
-                if !cut[i] { k += 1 }
-            }
-        } else {
-            for i in 0..<order.count {
-                order[i]._withUnsafeGuaranteedRef { n in
-                    n.saveGeneration = gen
-                    n.saveIndex = i
-                }
-            }
-        }
-        let coder = theCoder
-        coder.encoding.writer = ArchiveWriter(estimatedObjects: order.count)
-        sensitivity.newWriter()   // a TRIM writes the records again, into a new key table
-        // Class versions: records store their class version once any class has one.
-        saveVersions = classVersions.isEmpty ? [] : classTable.map { classVersions[$0.name] ?? 0 }
-        coder.encoding.writer.recordVersions = !classVersions.isEmpty
-        coder.encoding.writer.recordCarry = !carry.isEmpty   // carried records
-        defer { saveVersions = [] }
-        coder.encoding.failure = nil
-        coder.encoding.saveGeneration = gen
-        coder.keys.clear()
-        // Name indexes of this archive: per class number, and for short identifiers.
-        let classIndex = UnsafeMutablePointer<UInt32>.allocate(capacity: max(classTable.count, 1))
-        classIndex.initialize(repeating: UInt32.max, count: max(classTable.count, 1))
-        defer { classIndex.deallocate() }
-        shortNameCache.initialize(repeating: (0, 0), count: 256)
-        // One sink for the records (nothing copies the writer until they are written).
-        coder.encoding.openSink()
-        defer { coder.encoding.closeSink() }
-
-        if let cut {
-            var pendingList = list
-            for i in 0..<order.count where !cut[i] {
-                if let f = order[i]._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex, list: pendingList) }) { throw f }
-                pendingList = nil
-            }
-        } else {
-            for u in order {
-                if let f = u._withUnsafeGuaranteedRef({ saveObject($0, coder, classIndex) }) { throw f }
-            }
-        }
-        if !carry.isEmpty {
-            // Carried records follow the live ones.
-            do {
-                try carry.append(&coder.encoding.writer) { path in
-                    guard let n = find(path: path), n.saveGeneration == gen, n.saveIndex >= 0 else { return nil }
-                    return n.saveIndex
-                }
-            } catch {
-                throw RestorationFailure(.limit, "save failed: the carried records do not fit: \(error)")
-            }
-        }
-    }
-
-    /// Writes one object of a save; returns the failure that ends the save.
-    /// The writer is reached through its sink (`FieldSink`, opened by
-    /// `writeRecords`: one copy-on-write check per save), which the
-    /// object's encode callback uses too (the C face's fast lane).
-    @inline(__always)
-    private func saveObject(_ n: ObjectNode, _ coder: Coder, _ classIndex: UnsafeMutablePointer<UInt32>, list: TrimmedList? = nil) -> RestorationFailure? {
-        let sink = coder.encoding.sink.unsafelyUnwrapped
-        let idIndex = nameIndex(n, sink)
-        var cls: UInt32? = nil
-        if n.classID >= 0 {
-            var k = classIndex[n.classID]
-            if k == UInt32.max {
-                var cn = classTable[n.classID].name
-                k = cn.withUTF8 { sink.name(UnsafeRawBufferPointer($0)) }
-                classIndex[n.classID] = k
-            }
-            cls = k
-        }
-        // The container, borrowed (the engine owns every node: no retain).
-        let parentIndex: Int? = n.containerRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.isSentinel ? nil : $0.saveIndex }
-        if _slowPath(!saveVersions.isEmpty) {
-            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls,
-                             version: n.classID >= 0 ? saveVersions[n.classID] : 0)
-        } else {
-            sink.beginObject(identifier: idIndex, parent: parentIndex, className: cls)
-        }
-        if n.handles(.encode) {
-            coder.beginEncoding(n)
-            coder.encoding.openLane()
-            n.call(.encode, coder)
-            coder.encoding.closeLane()
-            coder.endEncoding()
-        }
-        if coder.encoding.hasFailure, let f = coder.encoding.failure {
-            return RestorationFailure(f.status, "save failed, the old archive is untouched: \(f.message)")
-        }
-        if let list {
-            // Size budgets: the list of trimmed subtrees goes into record 0.
-            let before = coder.encoding.writer.recordBytes
-            defer { budget.listBytes = coder.encoding.writer.recordBytes - before }   // not the root's own bytes
-            do { try Engine.writeTrimmedList(list, &coder.encoding.writer) } catch {
-                return RestorationFailure(.limit, "save failed, the old archive is untouched: the list of trimmed subtrees does not fit: \(error.message)")
-            }
-        }
-        do {
-            try sink.endObject()
-        } catch {
-            return RestorationFailure(.state, "save failed, the old archive is untouched: the encode callback of '\(n.path)' left a nested record open (a record begun and not ended)")
-        }
-        return nil
-    }
-
-    /// The name index of a node's identifier in the archive being written.
-    @inline(__always)
-    private func nameIndex(_ n: ObjectNode, _ sink: FieldSink) -> UInt32 {
-        let bytes = n.identifierBytes
-        guard n.identifierCount <= 8 else { return sink.name(bytes) }
-        let key = n.identifierPrefix   // identifiers hold no NUL: the prefix is the identifier
-        let e = shortNameCache + Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 56)
-        if e.pointee.key == key { return e.pointee.index }
-        let index = sink.name(bytes)
-        e.pointee = (key, index)
-        return index
+        let pass = SavePass(mode: mode, owner: self, registry: registry, rooms: rooms.unsafelyUnwrapped, coder: theCoder,
+                            configuration: configuration, classVersions: migrations.classVersions)
+        return try pass.run(shouldSave: mode == .save ? shouldSave : nil, finish)
     }
 
     /// Saves to the store, atomically and durably (unchanged state writes
@@ -1084,9 +265,9 @@ public final class Engine {
         KillPoints.reach(.saveEncoded)
         // The session is recorded as soon as the archive's place exists:
         // before the write when it does, else right after the write made it.
-        let recorded = openSession(s, quiet: true)
-        let wrote = try writeArchive(s, bytes)
-        if recorded == .notFound { openSession(s) }   // the write made the folder
+        let recorded = s.openSession(quiet: true)
+        let wrote = try s.writeArchive(bytes, generations: configuration.generations)
+        if recorded == .notFound { s.openSession() }   // the write made the folder
         lifecycle.saveSucceeded(token)
         guard wrote else {
             carry.uncommit()   // nothing written: the store holds the same records
@@ -1101,7 +282,7 @@ public final class Engine {
 
     /// Restores from the store, with the crash-loop guard; a missing or
     /// invalid archive falls back to the newest valid generation
-    /// (EngineLifecycle.swift, `restoreWithFallback`).
+    /// (StorageRoom.swift, `Storage.restoreWithFallback`).
     public func restore() throws(RestorationFailure) {
         lock.lock()
         defer { lock.unlock() }
@@ -1110,14 +291,18 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.restoring) }
         KillPoints.reach(.restoreBegin)
-        try TestExits.fileRestore(self) { () throws(RestorationFailure) in try restoreWithFallback(s) }
+        try TestExits.fileRestore(self) { () throws(RestorationFailure) in
+            try s.restoreWithFallback(generations: configuration.generations, outcomes: outcomes, restore: { (slot, index, reader, reason) throws(RestorationFailure) in
+                try restoreSlot(s, slot, index, reader: reader, reason: reason)
+            })
+        }
     }
 
     /// Restores the store's `slot` (the archive, or one of its generations)
     /// with the crash-loop guard; `reader` validated from its bytes.
     func restoreSlot(_ s: Storage, _ slot: StoreSlot, _ index: UInt64, reader: ArchiveReader, reason: RestoreReason) throws(RestorationFailure) {
         let bytes = reader.archiveBytes
-        let name = source(s, slot, index)
+        let name = s.source(slot, index)
         let quarantined = try crashPolicy.admit(s, slot, index, name: name, reader: reader)
         outcomes.begin(reason, generation: UInt32(index))
         // What the archive slot holds now, for the next save to compare with.
@@ -1142,63 +327,8 @@ public final class Engine {
         try runRestore(reader, markerIn: nil)
     }
 
-    func validate(_ bytes: [UInt8], source: String) throws(RestorationFailure) -> ArchiveReader {
-        try bytes.withUnsafeBytes { b in
-            Result { () throws(RestorationFailure) in try Engine.validate(b, source: source) }
-        }.get()
-    }
-
-    /// Validates archive bytes completely, mapping codec failures to statuses.
-    public static func validate(_ bytes: UnsafeRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
-        do {
-            return try ArchiveReader(bytes: bytes)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    /// Validates a buffer the reader adopts (`FileStore.readBuffer`'s): no
-    /// second copy. The buffer is the reader's from here on, freed with it
-    /// or when validation fails.
-    public static func validate(adopting bytes: UnsafeMutableRawBufferPointer, source: String) throws(RestorationFailure) -> ArchiveReader {
-        do {
-            return try ArchiveReader(adopting: bytes)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    /// Validates bytes read from a store, released with the reader: kept
-    /// where they are when nothing writes them while held (the file store's
-    /// read-only mapping), adopted when they are the store's heap buffer,
-    /// else copied and the hold released.
-    public static func validate(held: StoreBytes, source: String) throws(RestorationFailure) -> ArchiveReader {
-        guard held.isImmutable else { return try validate(adopting: held.takeBuffer(), source: source) }
-        do {
-            return try ArchiveReader(keeping: held.bytes, release: held.release)
-        } catch {
-            throw failure(error, source: source)
-        }
-    }
-
-    private static func failure(_ error: ArchiveFailure, source: String) -> RestorationFailure {
-        switch error {
-        case .corrupt(let m): return RestorationFailure(.corrupt, "\(source) is corrupt: \(m)")
-        case .version(let m): return RestorationFailure(.version, "\(source) is not supported: \(m)")
-        case .limit(let m): return RestorationFailure(.limit, "\(source) exceeds a limit: \(m)")
-        }
-    }
-
-    /// A restore, after the archive was read and validated (step 1,
-    /// `validate`, in `restore()` and `restore(bytes:)`), as named steps:
-    ///
-    ///     shouldRestore → loadPlugins → [migrate] → materialize → decode → report → finish
-    ///
-    /// Each step is one method over one `RestoreRun`; v1.1's passes slot in
-    /// where the comments say (migrate before materialize; quarantine and
-    /// carry decide skips inside materialize; explain collects the skips
-    /// `skip(_:_:)` records). Every factory is invoked by `invoke(_:for:in:)`
-    /// and every object called by `ObjectNode.call`, whatever their kind.
+    /// A restore of a validated archive (`RestorePass`): previous
+    /// extended restorations end, the operation begins, the pass runs.
     private func runRestore(_ reader: ArchiveReader, markerIn markerStore: ArchiveStore?, quarantined: Quarantine.Entry? = nil) throws(RestorationFailure) {
         // Deferred completion: tokens of the previous restore end here, before this one begins.
         if operation == nil {
@@ -1209,228 +339,14 @@ public final class Engine {
         defer { operation = nil }
         lifecycle.restoring(true)   // its own marks are ignored (a restore never dirties)
         defer { lifecycle.restoring(false) }
-        // A marker that cannot be written (a read-only directory) must not stop
-        // the restore: it runs without the crash-loop guard, with a warning.
-        var guarded: CrashGuard.Token?
-        if let markerStore {
-            // Quarantine: with it, a version-2 marker names each object callback's record;
-            // attempt 2 (a quarantine in effect) makes any death set the archive aside.
-            let attempt = crashPolicy.attempt(quarantined: quarantined)
-            do { guarded = try CrashGuard.begin(markerStore, bytes: reader.archiveBytes, attempt: attempt) } catch {
-                log(.warning, "\(error.message); restoring without the crash-loop guard")
-            }
-            if let note = guarded?.note { log(.warning, note) }
-        }
-        markerWatch = guarded?.watch
-        defer {
-            markerWatch = nil
-            if deferred.isOpen {
-                // Deferred completion: the marker stays, naming the record that extended.
-                deferred.park(PendingFinish(guardToken: guarded, watch: guarded?.watch, reader: reader))
-            } else if let guarded, let w = CrashGuard.end(guarded) {
-                log(.warning, w)
-            }
-        }
-
-        if let shouldRestore, !shouldRestore(reader.info) {
-            throw RestorationFailure(.rejected, "restore rejected: should_restore returned false; nothing was decoded")
-        }
-        // Plugins load, then migrations run, after validation, before any factory.
-        loadPlugins(for: reader)
-        let (migrated, preSkips) = try migrate(reader, quarantined: quarantined?.record)
-        let opened = sensitivity.openSealed(migrated, engine: self)   // sealed values: opened once, before any decode
-        defer { if opened !== migrated { SensitivityRoom.wipe(opened) } }   // after run.end(): nothing reads it then
-        let run = RestoreRun(reader: opened, coder: theCoder)
-        if opened !== migrated { run.sealedSource = migrated }
-        defer { run.end() }
-        for (r, note) in preSkips {
-            run.session.state[r] = .skipped
-            run.notes[r] = note
-        }
-        if let q = quarantined {
-            run.session.state[q.record] = .skipped
-            run.notes[q.record] = SkipNote(reason: .quarantined, detail: "a previous restore of this archive died in a callback of this record (pid \(q.pid)); it stays quarantined until the next save")
-        }
-        let plan = DecodePlan(reader: run.reader, state: run.session.state)
-        materialize(run)
-        let order = decode(run, plan)
-        // Size budgets: the subtrees the save left out (as saved, before migrations).
-        outcomes.record(report(run, decoded: order.count), run.explain(), trimmed: Engine.trimmedSkips(reader), reader: migrated)
-        carry.collect(run)
-        finish(run, order)
+        try RestorePass.run(reader, markerIn: markerStore, quarantined: quarantined,
+                            owner: self, registry: registry, rooms: rooms.unsafelyUnwrapped, coder: theCoder)
     }
 
-    /// The `loadPlugins` step (before `migrate`): asks the class provider
-    /// once for each class of the archive that no host class serves, so the
-    /// plugins those classes need are loaded (and the migrations their
-    /// `init` registers apply) before any migration or factory runs.
-    private func loadPlugins(for reader: ArchiveReader) {
-        guard let provider = classProvider else { return }
-        var asked = Set<UInt32>()
-        for r in 0..<reader.recordCount {
-            guard let ci = reader.className(ofRecord: r), asked.insert(ci).inserted else { continue }
-            let cls = reader.name(ci)
-            if !hasHostClass(cls) { _ = provider.factory(forClass: cls) }
-        }
-    }
-
-    /// Pass 1, parents first (archive order is pre-order): each record gets
-    /// the object registered at its path, else one from its class's factory
-    /// (host classes, then plugin classes), else from the fallback; a record
-    /// nothing produces is skipped with its descendants.
-    private func materialize(_ run: RestoreRun) {
-        let reader = run.reader, session = run.session
-        let rootRef = Unmanaged.passUnretained(root)
-        let fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
-        for r in 0..<reader.recordCount {
-            if _slowPath(session.state[r] == .skipped) { continue }   // migrate (or quarantine) skipped it
-            let containerRef: Unmanaged<ObjectNode>
-            if let p = reader.parent(ofRecord: r) {
-                guard session.state[p] == .materialized, let pn = session.unmanagedNode(p) else {
-                    session.state[r] = .skipped   // v1.1 explain: PARENT_SKIPPED
-                    continue
-                }
-                containerRef = pn
-            } else {
-                containerRef = rootRef
-            }
-            let key = IdentifierKey(reader.nameBytes(reader.identifier(ofRecord: r)))
-            if let existing = containerRef._withUnsafeGuaranteedRef({ $0.childRef(key: key) }) {
-                session.materialize(r, existing)
-                continue
-            }
-            // v1.1: a quarantined record is skipped here, before any factory.
-            // The container and the object made are the engine's (held by
-            // its node table; nothing unregisters during a restore), so they
-            // pass unretained.
-            var made: Unmanaged<ObjectNode>? = nil
-            if let factory = run.classFactory(ofRecord: r, engine: self) {
-                made = factory._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
-            }
-            if made == nil, let fallback = fallbackRef {
-                made = fallback._withUnsafeGuaranteedRef { invoke($0, for: r, in: run, container: containerRef, identifier: key) }
-            }
-            if let made {
-                session.materialize(r, made)
-            } else {
-                if run.notes[r] == nil { noteUnproduced(r, run) }
-                skip(r, run)
-            }
-        }
-    }
-
-    /// Marks record r skipped (its descendants follow in `materialize`).
-    /// v1.1: carry keeps the record, explain records the reason.
-    private func skip(_ r: Int, _ run: RestoreRun) {
-        run.session.state[r] = .skipped
-        let cls = run.reader.className(ofRecord: r).map { "class '\(run.name($0))'" } ?? "no class"
-        log(.info, "record \(r) ('\(run.reader.path(ofRecord: r))', \(cls)): no registered object, factory or fallback produced it; skipped with its descendants")
-    }
-
-    /// The one way to invoke a factory, of either kind: the coder reads
-    /// record r during the call, and the result counts only if it is the
-    /// object now registered at the record's path (anything else is logged
-    /// and treated as declined). nil: declined.
-    private func invoke(_ factory: ClassFactory, for r: Int, in run: RestoreRun,
-                        container containerRef: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
-        let container = containerRef.takeUnretainedValue()
-        let idBytes = key.bytes
-        freePath.set(containerRef, key)
-        defer { freePath.clear() }
-        let coder = run.coder
-        coder.beginDecoding(record: r, node: nil, factory: true)
-        defer { coder.endDecoding() }
-        let made: UnsafeRawPointer?
-        watchEnter(r)
-        defer { watchLeave() }
-        switch factory.kind {
-        case .function(let fn, let context):
-            made = fn(OpaquePointer(handle), container.isSentinel ? nil : OpaquePointer(container.handle),
-                      run.identifierCString(idBytes), OpaquePointer(coder.handle), context).map { UnsafeRawPointer($0) }
-        case .closure(let f):
-            let reader = run.reader
-            let request = FactoryRequest(engine: self, parent: container.isSentinel ? nil : container,
-                                         identifier: run.name(reader.identifier(ofRecord: r)),
-                                         identifierCString: run.identifierCString(idBytes),
-                                         className: reader.className(ofRecord: r).map(run.name), record: r,
-                                         depth: container.depth + 1, savedAtMs: reader.info.savedAtMs, coder: coder)
-            made = f(request).map { UnsafeRawPointer($0.handle) }
-        }
-        if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() {
-            log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): \(factory.what) failed (\(f.status.cName)): \(f.message)")
-        }
-        guard let made else {
-            run.note(r, .declined, "\(factory.what) returned NULL (declined)")
-            return nil
-        }
-        if let accepted = acceptFactoryResult(made, container: containerRef, identifier: key) { return accepted }
-        let path = run.reader.path(ofRecord: r)
-        run.note(r, .factoryError, "\(factory.what) returned an object that is not the one registered at '\(path)'")
-        log(.warning, "record \(r) ('\(path)'): \(factory.what) returned an object that is not the one registered at '\(path)' (a factory must register its object with exactly the given parent and identifier); treated as declined")
-        return nil   // v1.1 explain: FACTORY_ERROR
-    }
-
-    /// Pass 2: `decode` in the order `Planner` computes (planned before
-    /// materialize: `DecodePlan`). Returns that order.
-    private func decode(_ run: RestoreRun, _ plan: consuming DecodePlan) -> [Int32] {
-        let session = run.session
-        let order = plan.order(reader: run.reader, state: session.state, materialized: session.materializedCount)
-        let coder = run.coder
-        if _slowPath(KillPoints.isArmed(.restoreDecoding)) { reachDecodingPoint(run, order) }
-        for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            u._withUnsafeGuaranteedRef { n in
-                guard n.handles(.decode) else { return }
-                coder.beginDecoding(record: Int(r32), node: n, factory: false)
-                watchEnter(Int(r32))
-                deferred.callbackRecord = Int(r32)
-                n.call(.decode, coder)
-                deferred.callbackRecord = -1
-                watchLeave()
-                coder.endDecoding()
-                if coder.hasCallbackFailure, let f = coder.takeCallbackFailure() { decodeFailed(Int(r32), f, run) }
-            }
-        }
-        return order
-    }
-
-    /// A decode callback reported failure: logged; the object keeps what it
-    /// decoded, is not counted as restored and gets no `finished`.
-    private func decodeFailed(_ r: Int, _ f: RestorationFailure, _ run: RestoreRun) {
-        run.failed.insert(r)
-        run.note(r, .decodeFailed, "its decode callback failed (\(f.status.cName)): \(f.message)")
-        log(.warning, "record \(r) ('\(run.reader.path(ofRecord: r))'): decode failed (\(f.status.cName)): \(f.message); the object keeps what it decoded, is not counted as restored and is not told that restoration finished")
-    }
-
-    /// The report of this restore (`lastRestoreReport`).
-    private func report(_ run: RestoreRun, decoded: Int) -> RestoreCounts {
-        var report = RestoreCounts()
-        report.archived = UInt64(run.reader.recordCount)
-        report.restored = UInt64(decoded - run.failed.count)
-        report.skipped = UInt64(run.reader.recordCount) - report.restored
-        report.pluginsLoaded = UInt64(classProvider?.loadedCount ?? 0)
-        report.pluginsRejected = UInt64(classProvider?.rejectedCount ?? 0)
-        return report
-    }
-
-    /// Pass 3: `finished` in decode order, then `didFinishRestoring`.
-    private func finish(_ run: RestoreRun, _ order: [Int32]) {
-        let session = run.session, coder = run.coder
-        let failed = run.failed
-        for r32 in order {
-            guard let u = session.unmanagedNode(Int(r32)) else { continue }
-            if !failed.isEmpty && failed.contains(Int(r32)) { continue }
-            // No `finished` to call: no host code runs, so there is nothing
-            // for the marker to name or a deferral to attach to.
-            guard u._withUnsafeGuaranteedRef({ $0.handles(.finished) }) else { continue }
-            watchEnter(Int(r32))
-            deferred.callbackRecord = Int(r32)
-            u._withUnsafeGuaranteedRef { $0.call(.finished, coder) }
-            deferred.callbackRecord = -1
-            watchLeave()
-        }
-        // Deferred completion: with tokens open, the last completion (or expiry) calls it.
-        if !deferred.isOpen { didFinishRestoring?() }
+    /// `rst_dispatch`'s part of deferred completion: expires the tokens whose
+    /// deadline passed (did_finish_restoring then runs on the dispatching thread).
+    func expireDueTokens() {
+        lock.withLock { deferred.checkDeadlines() }
     }
 
     /// The last restore's report; nil before any restore reached pass 1.
@@ -1455,7 +371,7 @@ public final class Engine {
         }
         if operation != nil { try beginOperation(.saving) }
         deferred.checkDeadlines()
-        try discardStore(s)
+        try s.discard()
     }
 
     /// Releases every object (children first) and shuts the class provider
@@ -1471,16 +387,11 @@ public final class Engine {
         defer { lock.unlock() }
         // Refused from inside a callback; the face that was asked logs it in its terms.
         if operation != nil { return false }
-        if destroyed { return true }
+        if registry.isClosed { return true }
         deferred.expireAll("the engine was destroyed before its extended restoration completed", callDidFinish: false)
         closeSession()
         storage?.removeClosedSession()
-        var all: [ObjectNode] = []
-        var c = root.firstChild
-        var roots: [ObjectNode] = []
-        while let cur = c { roots.append(cur); c = cur.nextSibling }
-        for r in roots { all += detach(r) }
-        destroyed = true
+        let all = registry.close()
         for n in all { n.call(.released, theCoder) }
         classProvider?.shutdown()
         classProvider = nil
@@ -1488,10 +399,7 @@ public final class Engine {
     }
 
     deinit {
-        if !destroyed { _ = destroy() }
-        for c in classTable { free(c.c) }
-        classNameCache.destroy()
-        shortNameCache.deallocate()
+        if !registry.isClosed { _ = destroy() }
     }
 }
 
@@ -1499,25 +407,7 @@ extension Engine {
     /// The object at `made` if it is the one registered at `identifier`
     /// under `parent` (nil: a root), else nil (`FactoryRequest.object(at:)`).
     func acceptFactoryResult(_ made: UnsafeRawPointer, parent: ObjectNode?, identifier: String) -> ObjectNode? {
-        lock.withLock {
-            guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
-            var id = identifier
-            return id.withUTF8 { acceptFactoryResult(made, container: Unmanaged.passUnretained(p), identifier: IdentifierKey(UnsafeRawBufferPointer($0))) }?.takeUnretainedValue()
-        }
-    }
-
-    /// The node at `made` if it is the child of `container` named
-    /// `identifier` (the lock held); never dereferences a bogus pointer.
-    func acceptFactoryResult(_ made: UnsafeRawPointer, container: Unmanaged<ObjectNode>, identifier key: IdentifierKey) -> Unmanaged<ObjectNode>? {
-        if let last = lastRegistered, UnsafeRawPointer(last) == made {
-            // The node registered last is alive (the node table holds it).
-            let u = Unmanaged<ObjectNode>.fromOpaque(made)
-            return u._withUnsafeGuaranteedRef {
-                $0.isRegistered && $0.containerRef?.toOpaque() == container.toOpaque() && $0.hasIdentifier(key)
-            } ? u : nil
-        }
-        guard let expected = container._withUnsafeGuaranteedRef({ $0.childRef(key: key) }), UnsafeRawPointer(expected.toOpaque()) == made else { return nil }
-        return expected
+        lock.withLock { registry.acceptFactoryResult(made, parent: parent, identifier: identifier, owner: self) }
     }
 
     /// Runs `body` under the engine's lock (the order every component uses:
@@ -1528,9 +418,6 @@ extension Engine {
 
     /// The registered child of `parent` (nil: a root) named `identifier`.
     public func child(of parent: ObjectNode?, named identifier: String) -> ObjectNode? {
-        lock.withLock {
-            guard let p = parent ?? Optional(root), p.isSentinel || (p.engine === self && p.isRegistered) else { return nil }
-            return p.child(named: identifier)
-        }
+        lock.withLock { registry.child(of: parent, named: identifier, owner: self) }
     }
 }

@@ -25,9 +25,9 @@ struct FreePath {
     /// `key` was searched for in `container` and not found; its bytes stay
     /// valid until `clear` (materialize's come from the archive's name table).
     @inline(__always)
-    mutating func set(_ container: Unmanaged<ObjectNode>, _ key: IdentifierKey) {
-        self.container = container.toOpaque()
-        childCount = container._withUnsafeGuaranteedRef { $0.childCount }
+    mutating func set(_ container: NodeRef, _ key: IdentifierKey) {
+        self.container = container.handle
+        childCount = container.with { $0.childCount }
         self.key = key
     }
 
@@ -36,9 +36,9 @@ struct FreePath {
 
     /// Whether `key` is known to be free in `container` (false: search).
     @inline(__always)
-    func isFree(_ key: IdentifierKey, in container: Unmanaged<ObjectNode>) -> Bool {
-        guard let c = self.container, c == container.toOpaque(),
-              container._withUnsafeGuaranteedRef({ $0.childCount }) == childCount else { return false }
+    func isFree(_ key: IdentifierKey, in container: NodeRef) -> Bool {
+        guard let c = self.container, c == container.handle,
+              container.with({ $0.childCount }) == childCount else { return false }
         let a = key.bytes, b = self.key.bytes
         guard a.count == b.count, key.prefix == self.key.prefix else { return false }
         return a.count <= 8 || memcmp(a.baseAddress.unsafelyUnwrapped + 8, b.baseAddress.unsafelyUnwrapped + 8, a.count - 8) == 0

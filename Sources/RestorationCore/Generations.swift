@@ -6,7 +6,7 @@ import Musl
 
 /// Generations: with `generations = K > 0` each save that writes keeps
 /// the archive it replaces as generation 1, shifting older ones up to K.
-/// Through the store, under its lock (EngineLifecycle.swift,
+/// Through the store, under its lock (StorageRoom.swift,
 /// `rotateGenerations`): generation k moves to k+1, oldest first (a kill
 /// between two moves leaves a gap, never two generations out of order);
 /// the archive is linked to generation 1 (without `link`: read and written

@@ -109,15 +109,15 @@ public enum KillPoints {
 
     /// Logs the sentences of invalid test variables once per process,
     /// through the first engine that saves or restores a file.
-    static func logSettingsOnce(_ engine: Engine) {
+    static func logSettingsOnce(_ log: (LogLevel, String) -> Void) {
         let first = counter.withLock { () -> Bool in
             if loggedSettings { return false }
             loggedSettings = true
             return true
         }
         guard first else { return }
-        if let why = load() { engine.log(.warning, why) }
-        if let why = TestExits.warning { engine.log(.warning, why) }
+        if let why = load() { log(.warning, why) }
+        if let why = TestExits.warning { log(.warning, why) }
     }
     nonisolated(unsafe) private static var loggedSettings = false
 

@@ -28,22 +28,16 @@ import Musl
 public typealias Migration = (_ coder: Coder, _ fromVersion: UInt32) -> RestorationFailure?
 
 extension Engine {
-    /// The current version of a node's class (0 when none is set).
-    func classVersion(ofNode n: ObjectNode) -> UInt32 {
-        guard let c = n.className else { return 0 }
-        return classVersions[c] ?? 0
-    }
-
     /// Sets the version of every object of `className` (registered or made
     /// by a factory, host or plugin). Each record stores it at save.
     public func setClassVersion(_ className: String, _ version: UInt32) throws(RestorationFailure) {
         try ArgumentRules.className(className)
-        lock.withLock { classVersions[className] = version }
+        lock.withLock { migrations.classVersions[className] = version }
     }
 
     /// The version set for `className`, nil when none is.
     public func classVersion(_ className: String) -> UInt32? {
-        lock.withLock { classVersions[className] }
+        lock.withLock { migrations.classVersions[className] }
     }
 
     /// Registers the step that migrates records of `className` from
@@ -57,11 +51,28 @@ extension Engine {
             throw RestorationFailure(.invalid, "a migration from version \(fromVersion) of class '\(className)' has no version to migrate to")
         }
         try lock.withLock { () throws(RestorationFailure) in
-            if migrations[className]?[fromVersion] != nil {
+            if migrations.steps[className]?[fromVersion] != nil {
                 throw RestorationFailure(.duplicate, "class '\(className)' already has a migration from version \(fromVersion)")
             }
-            migrations[className, default: [:]][fromVersion] = MigrationStep(step)
+            migrations.steps[className, default: [:]][fromVersion] = MigrationStep(step)
         }
+    }
+}
+
+/// The migrations room: the class versions, the steps registered per class
+/// and from-version, and the `migrate` step of a restore (`RestorePass`
+/// calls it after `loadPlugins`, before pass 1). The engine's public
+/// methods above change it under the engine's lock.
+final class MigrationRoom {
+    /// Class versions, by class name.
+    var classVersions: [String: UInt32] = [:]
+    /// Migration steps by class and from-version.
+    var steps: [String: [UInt32: MigrationStep]] = [:]
+
+    /// The current version of a node's class (0 when none is set).
+    func classVersion(ofNode n: ObjectNode) -> UInt32 {
+        guard let c = n.className else { return 0 }
+        return classVersions[c] ?? 0
     }
 
     /// The `migrate` step of a restore (after `loadPlugins`, before pass 1):
@@ -69,7 +80,8 @@ extension Engine {
     /// registered included) and,
     /// when a record changed, returns the rebuilt, revalidated archive.
     /// Returns the records to skip, with their reasons.
-    func migrate(_ reader: ArchiveReader, quarantined: Int? = nil) throws(RestorationFailure) -> (ArchiveReader, [Int: SkipNote]) {
+    func migrate(_ reader: ArchiveReader, quarantined: Int?, coder: Coder, watch: MarkerWatch?,
+                 log: (LogLevel, String) -> Void) throws(RestorationFailure) -> (ArchiveReader, [Int: SkipNote]) {
         let n = reader.recordCount
         // Class names of the archive, once each.
         var nameOf: [UInt32: String] = [:]
@@ -124,7 +136,7 @@ extension Engine {
             if chain == nil {
                 var steps: [MigrationStep] = []
                 var v = stored
-                let table = migrations[name(ci)] ?? [:]
+                let table = self.steps[name(ci)] ?? [:]
                 while v < current {
                     guard let step = table[v] else { break }
                     steps.append(step)
@@ -148,23 +160,21 @@ extension Engine {
 
         let rewriter = ArchiveRewriter(reader: reader)
         let editor = MigrationEditor(rewriter: rewriter)
-        let coder = theCoder
-        var steps: [MigrationStep] = [], stepsOf = -1    // the chain of the job before
-        // The crash-loop guard's watch (`watchEnter`/`watchLeave`), read once
-        // and entered out of line: inlined, the record field's digits were
+        var chainSteps: [MigrationStep] = [], stepsOf = -1    // the chain of the job before
+        // The crash-loop guard's watch (`watch`, read once by the caller) is
+        // entered out of line: inlined, the record field's digits were
         // computed for every record even with no guard (a restore from a buffer).
-        let watch = markerWatch
         for job in todo.jobs {
             let r = job.record
             if let p = reader.parent(ofRecord: r), dead[p] { dead[r] = true; continue }
             editor.begin(record: r)
             var failure: (UInt32, RestorationFailure)? = nil
-            if job.chain != stepsOf { steps = chains[job.chain]; stepsOf = job.chain }
-            for k in steps.indices {
-                // The step through an unretained reference: `steps` holds it
+            if job.chain != stepsOf { chainSteps = chains[job.chain]; stepsOf = job.chain }
+            for k in chainSteps.indices {
+                // The step through an unretained reference: `chainSteps` holds it
                 // for the whole loop, and its closure is a `let` (retaining
                 // both around every call cost about 80 instructions a record).
-                let step = Unmanaged.passUnretained(steps[k])
+                let step = Unmanaged.passUnretained(chainSteps[k])
                 let from = job.from + UInt32(k)
                 editor.fromVersion = from
                 if !editor.path.isEmpty { editor.path.removeAll(keepingCapacity: true) }
@@ -225,7 +235,7 @@ extension Engine {
 }
 
 /// One record to migrate: its stored version, its class's, and its chain
-/// (an index of the chains `Engine.migrate` built).
+/// (an index of the chains `MigrationRoom.migrate` built).
 struct MigrationJob {
     var record: Int
     var from: UInt32, to: UInt32

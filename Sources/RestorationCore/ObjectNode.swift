@@ -104,7 +104,7 @@ public final class ObjectNode {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var nextSiblingRef: Unmanaged<ObjectNode>?
+    var nextSiblingRef: NodeRef?
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -124,11 +124,11 @@ public final class ObjectNode {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var containerRef: Unmanaged<ObjectNode>?
+    var containerRef: NodeRef?
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var firstChildRef: Unmanaged<ObjectNode>?
+    var firstChildRef: NodeRef?
     /// NUL-terminated copies handed to C; valid while the node lives.
     public let cIdentifier: UnsafeMutablePointer<CChar>
     /// Shared by every node of the class; owned by the engine.
@@ -147,11 +147,11 @@ public final class ObjectNode {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var lastChildRef: Unmanaged<ObjectNode>?
+    var lastChildRef: NodeRef?
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    var prevSiblingRef: Unmanaged<ObjectNode>?
+    var prevSiblingRef: NodeRef?
     /// A Swift host's behavior, class-bound so that it takes two words in
     /// every node, not five (a value-type behavior is boxed at registration).
     let swiftBehavior: (any ObjectBehavior & AnyObject)?
@@ -243,37 +243,37 @@ public final class ObjectNode {
     /// The parent's handle, nil at a root (no reference counting).
     public var parentHandle: UnsafeMutableRawPointer? {
         guard let c = containerRef else { return nil }
-        return c._withUnsafeGuaranteedRef { $0.isSentinel } ? nil : c.toOpaque()
+        return c.with { $0.isSentinel } ? nil : c.handle
     }
 
     /// The parent, nil at a root.
     public var parent: ObjectNode? { container.isSentinel ? nil : container }
 
     var container: ObjectNode! {
-        get { containerRef?.takeUnretainedValue() }
-        set { containerRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { containerRef?.node }
+        set { containerRef = newValue.map { NodeRef($0) } }
     }
     var firstChild: ObjectNode? {
-        get { firstChildRef?.takeUnretainedValue() }
-        set { firstChildRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { firstChildRef?.node }
+        set { firstChildRef = newValue.map { NodeRef($0) } }
     }
     var lastChild: ObjectNode? {
-        get { lastChildRef?.takeUnretainedValue() }
-        set { lastChildRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { lastChildRef?.node }
+        set { lastChildRef = newValue.map { NodeRef($0) } }
     }
     var nextSibling: ObjectNode? {
-        get { nextSiblingRef?.takeUnretainedValue() }
-        set { nextSiblingRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { nextSiblingRef?.node }
+        set { nextSiblingRef = newValue.map { NodeRef($0) } }
     }
     var prevSibling: ObjectNode? {
-        get { prevSiblingRef?.takeUnretainedValue() }
-        set { prevSiblingRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { prevSiblingRef?.node }
+        set { prevSiblingRef = newValue.map { NodeRef($0) } }
     }
 
     /// A new node; `utf8` is the identifier (validated by the caller). The
     /// host is a callback table (`table`, `instance`) or a `behavior`.
     convenience init(engine: Engine, utf8: UnsafeRawBufferPointer, cClassName: UnsafePointer<CChar>?,
-                     classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
+                     classID: Int, container: NodeRef, depth: Int,
                      table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
         self.init(engine: engine, key: IdentifierKey(utf8), cClassName: cClassName, classID: classID, container: container,
                   depth: depth, table: table, instance: instance, behavior: behavior)
@@ -282,7 +282,7 @@ public final class ObjectNode {
     /// `key`: the identifier's bytes with their prefix and ASCII flag, as
     /// the caller computed them for its search of the container.
     init(engine: Engine, key: IdentifierKey, cClassName: UnsafePointer<CChar>?,
-         classID: Int, container: Unmanaged<ObjectNode>, depth: Int,
+         classID: Int, container: NodeRef, depth: Int,
          table: UnsafePointer<ObjectCallbacks>?, instance: UnsafeMutableRawPointer?, behavior: (any ObjectBehavior & AnyObject)?) {
         let utf8 = key.bytes
         self.storedClassID = Int32(truncatingIfNeeded: classID)
@@ -382,12 +382,12 @@ public final class ObjectNode {
 
     /// The opaque handle C sees (`rst_object *`).
     @inline(__always) public var handle: UnsafeMutableRawPointer {
-        Unmanaged.passUnretained(self).toOpaque()
+        NodeRef(self).handle
     }
 
     /// The node behind a handle. The handle must be a live node's.
     @inline(__always) public static func from(handle: UnsafeRawPointer) -> ObjectNode {
-        Unmanaged<ObjectNode>.fromOpaque(handle).takeUnretainedValue()
+        NodeRef(handle: handle).node
     }
 
     /// Identifiers from the root down, joined by "/".
@@ -416,23 +416,23 @@ public final class ObjectNode {
 
     /// The child whose identifier is `b`, if any.
     func child(named b: UnsafeRawBufferPointer) -> ObjectNode? {
-        childRef(named: b)?.takeUnretainedValue()
+        childRef(named: b)?.node
     }
 
     /// The child whose identifier is `b`, if any, unretained.
     @inline(__always)
-    func childRef(named b: UnsafeRawBufferPointer) -> Unmanaged<ObjectNode>? {
+    func childRef(named b: UnsafeRawBufferPointer) -> NodeRef? {
         childRef(key: IdentifierKey(b))
     }
 
     /// `childRef(named:)` with the key computed.
     @inline(__always)
-    func childRef(key k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+    func childRef(key k: IdentifierKey) -> NodeRef? {
         if let index = childIndex { return index.find(k) }
         var c = firstChildRef
         while let u = c {
-            if u._withUnsafeGuaranteedRef({ $0.hasIdentifierBytes(k) }) { return u }
-            c = u._withUnsafeGuaranteedRef { $0.nextSiblingRef }
+            if u.with({ $0.hasIdentifierBytes(k) }) { return u }
+            c = u.with { $0.nextSiblingRef }
         }
         if k.isASCII && nonASCIIChildren == 0 { return nil }
         return childCanonically(k)
@@ -440,30 +440,30 @@ public final class ObjectNode {
 
     /// The child whose identifier `==` the String of `k` (not byte-equal).
     @inline(never)
-    private func childCanonically(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+    private func childCanonically(_ k: IdentifierKey) -> NodeRef? {
         var c = firstChildRef
         while let u = c {
-            if u._withUnsafeGuaranteedRef({ $0.hasIdentifier(k) }) { return u }
-            c = u._withUnsafeGuaranteedRef { $0.nextSiblingRef }
+            if u.with({ $0.hasIdentifier(k) }) { return u }
+            c = u.with { $0.nextSiblingRef }
         }
         return nil
     }
 
     func append(child: ObjectNode) {
-        append(child: Unmanaged.passUnretained(child))
+        append(child: NodeRef(child))
     }
 
-    func append(child c: Unmanaged<ObjectNode>) {
-        c._withUnsafeGuaranteedRef {
+    func append(child c: NodeRef) {
+        c.with {
             $0.prevSiblingRef = lastChildRef
             $0.nextSiblingRef = nil
         }
-        if let last = lastChildRef { last._withUnsafeGuaranteedRef { $0.nextSiblingRef = c } } else { firstChildRef = c }
+        if let last = lastChildRef { last.with { $0.nextSiblingRef = c } } else { firstChildRef = c }
         lastChildRef = c
         childCount += 1
-        if !c._withUnsafeGuaranteedRef({ $0.identifierIsASCII }) { nonASCIIChildren += 1 }
+        if !c.with({ $0.identifierIsASCII }) { nonASCIIChildren += 1 }
         if let index = childIndex {
-            c._withUnsafeGuaranteedRef { index.insert($0) }
+            c.with { index.insert($0) }
         } else if childCount > 8 {
             let index = ChildIndex(capacityFor: 16)
             var c = firstChild
@@ -526,7 +526,7 @@ final class ChildIndex {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var slots: UnsafeMutablePointer<Unmanaged<ObjectNode>?>
+    private var slots: UnsafeMutablePointer<NodeRef?>
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
@@ -544,7 +544,7 @@ final class ChildIndex {
     #if UNCHECKED_EXCLUSIVITY
     @exclusivity(unchecked)
     #endif
-    private var strings: [String: Unmanaged<ObjectNode>]?
+    private var strings: [String: NodeRef]?
 
     init(capacityFor n: Int) {
         var cap = 16
@@ -586,23 +586,23 @@ final class ChildIndex {
         return mix(h, 0x8EBC_6AF0_9C88_C6E3)
     }
 
-    func find(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+    func find(_ k: IdentifierKey) -> NodeRef? {
         guard nonASCII == 0 && k.isASCII else { return findCanonically(k) }
         let h = UInt32(truncatingIfNeeded: ChildIndex.hash(k.bytes))
         var i = Int(h) & mask
         while let u = slots[i] {
-            if u._withUnsafeGuaranteedRef({ $0.identifierHash == h && $0.hasIdentifier(k) }) { return u }
+            if u.with({ $0.identifierHash == h && $0.hasIdentifier(k) }) { return u }
             i = (i &+ 1) & mask
         }
         return nil
     }
 
     @inline(never)
-    private func findCanonically(_ k: IdentifierKey) -> Unmanaged<ObjectNode>? {
+    private func findCanonically(_ k: IdentifierKey) -> NodeRef? {
         if strings == nil {
-            var d: [String: Unmanaged<ObjectNode>] = [:]
+            var d: [String: NodeRef] = [:]
             d.reserveCapacity(count)
-            for i in 0...mask { if let u = slots[i] { d[u.takeUnretainedValue().identifier] = u } }
+            for i in 0...mask { if let u = slots[i] { d[u.node.identifier] = u } }
             strings = d
         }
         return strings.unsafelyUnwrapped[String(decoding: k.bytes, as: UTF8.self)]
@@ -614,13 +614,13 @@ final class ChildIndex {
         place(node)
         count += 1
         if !node.identifierIsASCII { nonASCII += 1 }
-        if strings != nil { strings![node.identifier] = Unmanaged.passUnretained(node) }
+        if strings != nil { strings![node.identifier] = NodeRef(node) }
     }
 
     private func place(_ node: ObjectNode) {
         var i = Int(node.identifierHash) & mask
         while slots[i] != nil { i = (i &+ 1) & mask }
-        slots[i] = Unmanaged.passUnretained(node)
+        slots[i] = NodeRef(node)
     }
 
     private func grow() {
@@ -629,7 +629,7 @@ final class ChildIndex {
         slots = .allocate(capacity: cap)
         slots.initialize(repeating: nil, count: cap)
         mask = cap - 1
-        for i in 0..<oldCap { if let u = old[i] { place(u.takeUnretainedValue()) } }
+        for i in 0..<oldCap { if let u = old[i] { place(u.node) } }
         old.deallocate()
     }
 
@@ -637,7 +637,7 @@ final class ChildIndex {
     func remove(_ node: ObjectNode) {
         var i = Int(node.identifierHash) & mask
         while let u = slots[i] {
-            if u.toOpaque() == node.handle { break }
+            if u.handle == node.handle { break }
             i = (i &+ 1) & mask
         }
         guard slots[i] != nil else { return }
@@ -649,7 +649,7 @@ final class ChildIndex {
         while true {
             j = (j &+ 1) & mask
             guard let u = slots[j] else { return }
-            let home = Int(u.takeUnretainedValue().identifierHash) & mask
+            let home = Int(u.node.identifierHash) & mask
             // Move u into the hole at i unless its home lies cyclically in (i, j].
             let inRange = i <= j ? (home > i && home <= j) : (home > i || home <= j)
             if !inRange {

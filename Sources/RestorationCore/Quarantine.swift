@@ -143,12 +143,6 @@ enum Quarantine {
     }
 }
 
-extension Engine {
-    /// Records the restore's marker watch (nil: no per-object naming).
-    @inline(__always) func watchEnter(_ r: Int) { if let w = markerWatch { w.enter(r) } }
-    @inline(__always) func watchLeave() { if let w = markerWatch { w.leave() } }
-}
-
 /// A quarantine as tools see it (`restorectl quarantine`).
 public struct QuarantineInfo: Equatable, Sendable {
     /// The quarantine file, `<archive>.quarantine`.

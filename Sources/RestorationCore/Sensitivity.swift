@@ -269,7 +269,7 @@ public final class SensitivityRoom {
             case .beginRecord:
                 levels.append(Level(inherited: .encrypted, marks: []))
                 return false
-            default:
+            case .bool, .int, .double, .string, .bytes, .osString, .intArray, .stringArray:
                 if mode == .save || mode == .export, obtainKey() == nil {
                     if mode == .save { leftOut += 1 }
                     return true
@@ -472,10 +472,10 @@ public final class SensitivityRoom {
     /// (then nothing is taken as marked).
     public static func markedKeys(_ p: [UInt8]) -> [String]? {
         var pos = 0
-        guard let count = getVarint(p, &pos), count <= UInt64(p.count) else { return nil }
+        guard let count = readVarint(p, &pos), count <= UInt64(p.count) else { return nil }
         var out: [String] = []
         for _ in 0..<Int(count) {
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count - pos) else { return nil }
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count - pos) else { return nil }
             out.append(String(decoding: p[pos..<(pos + Int(n))], as: UTF8.self))
             pos += Int(n)
         }
@@ -619,43 +619,46 @@ public final class SensitivityRoom {
         func text(_ b: ArraySlice<UInt8>) -> String? {
             b.withUnsafeBytes { ArgumentRules.isText($0) } ? String(decoding: b, as: UTF8.self) : nil
         }
-        switch tag {
-        case ValueTag.boolFalse.rawValue, ValueTag.boolTrue.rawValue:
-            return p.isEmpty ? .bool(tag == ValueTag.boolTrue.rawValue) : nil
-        case ValueTag.int.rawValue:
-            guard let z = getVarint(p, &pos), pos == p.count else { return nil }
+        // Tags past the value types (the sealed, trimmed-list and LOCAL
+        // tags, and the free ones) are never a sealed payload's.
+        guard let t = ValueTag(rawValue: tag) else { return nil }
+        switch t {
+        case .boolFalse, .boolTrue:
+            return p.isEmpty ? .bool(t == .boolTrue) : nil
+        case .int:
+            guard let z = readVarint(p, &pos), pos == p.count else { return nil }
             return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
-        case ValueTag.double.rawValue:
+        case .double:
             guard p.count == 8 else { return nil }
             var bits: UInt64 = 0
             for i in 0..<8 { bits |= UInt64(p[i]) << (8 * UInt64(i)) }
             return .double(Double(bitPattern: bits))
-        case ValueTag.string.rawValue:
+        case .string:
             return text(p[...]).map { .string($0) }
-        case ValueTag.bytes.rawValue:
+        case .bytes:
             return .bytes(p)
-        case ValueTag.osString.rawValue:
+        case .osString:
             return p.contains(0) ? nil : .osString(p)
-        case ValueTag.intArray.rawValue:
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count) else { return nil }
+        case .intArray:
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [Int64] = []
             a.reserveCapacity(Int(n))
             for _ in 0..<Int(n) {
-                guard let z = getVarint(p, &pos) else { return nil }
+                guard let z = readVarint(p, &pos) else { return nil }
                 a.append(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
             }
             return pos == p.count ? .intArray(a) : nil
-        case ValueTag.stringArray.rawValue:
-            guard let n = getVarint(p, &pos), n <= UInt64(p.count) else { return nil }
+        case .stringArray:
+            guard let n = readVarint(p, &pos), n <= UInt64(p.count) else { return nil }
             var a: [String] = []
             for _ in 0..<Int(n) {
-                guard let len = getVarint(p, &pos), len <= UInt64(p.count - pos), let s = text(p[pos..<(pos + Int(len))]) else { return nil }
+                guard let len = readVarint(p, &pos), len <= UInt64(p.count - pos), let s = text(p[pos..<(pos + Int(len))]) else { return nil }
                 a.append(s)
                 pos += Int(len)
             }
             return pos == p.count ? .stringArray(a) : nil
-        default:
-            return nil
+        case .object, .objectArray, .record:
+            return nil   // references and nested records are never sealed: a sealed value is one plain value
         }
     }
 }
@@ -671,23 +674,6 @@ func putVarint(_ out: inout [UInt8], _ x: UInt64) {
     out.append(UInt8(v))
 }
 
-func getVarint(_ p: [UInt8], _ pos: inout Int) -> UInt64? {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    var i = pos
-    while i < p.count && shift < 64 {
-        let b = p[i]
-        if shift == 63 && b > 1 { return nil }
-        result |= UInt64(b & 0x7F) << shift
-        i += 1
-        if b & 0x80 == 0 {
-            pos = i
-            return result
-        }
-        shift += 7
-    }
-    return nil
-}
 
 extension Coder {
     /// Whether `key` holds a sealed value (archive tag 12) that was not

@@ -1,7 +1,7 @@
 import RestorationArchive
 
 // Every skip explained (docs/EVOLUTION.md): every skipped record of a restore, with its reason. The restore
-// steps note why a record was not produced (`RestoreRun.note`); `explain`
+// steps note why a record was not produced (`RestorePass.note`); `explain`
 // turns the notes into the list `rst_last_restore_skips` returns, in archive
 // order, descendants included, one entry per record the report counts in
 // `skipped`.
@@ -110,7 +110,7 @@ final class SkipLedger {
     }
 }
 
-extension RestoreRun {
+extension RestorePass {
     /// Notes why record r was not produced; the last note of a record wins
     /// ("when several producers were asked, the reason is the last one's").
     func note(_ r: Int, _ reason: SkipReason, _ detail: String) {
@@ -139,23 +139,25 @@ extension RestoreRun {
     }
 }
 
-extension Engine {
+extension RestorePass {
     /// Notes why nothing produced record r when no producer left a note:
     /// no class, factory or fallback — or the plugin that declares its class
     /// was rejected.
-    func noteUnproduced(_ r: Int, _ run: RestoreRun) {
-        guard let ci = run.reader.className(ofRecord: r) else {
-            run.note(r, .noFactory, "no object is registered at its path, it has no class, and there is no fallback factory")
+    func noteUnproduced(_ r: Int) {
+        guard let ci = reader.className(ofRecord: r) else {
+            note(r, .noFactory, "no object is registered at its path, it has no class, and there is no fallback factory")
             return
         }
-        let cls = run.name(ci)
-        if let why = classProvider?.rejection(forClass: cls) {
-            run.note(r, .pluginRejected, "class '\(cls)' is declared by a plugin that could not be used: \(why)")
+        let cls = name(ci)
+        if let why = owner.classProvider?.rejection(forClass: cls) {
+            note(r, .pluginRejected, "class '\(cls)' is declared by a plugin that could not be used: \(why)")
         } else {
-            run.note(r, .noFactory, "no object is registered at its path, no host or plugin provides class '\(cls)', and there is no fallback factory")
+            note(r, .noFactory, "no object is registered at its path, no host or plugin provides class '\(cls)', and there is no fallback factory")
         }
     }
+}
 
+extension Engine {
     /// Every record the last restore skipped, in archive order,
     /// descendants included; `count` equals `lastRestoreReport.skipped`.
     /// Empty before any restore reached pass 1.

@@ -30,6 +30,10 @@ final class Storage {
     /// save that keeps failing for the same reason says it once).
     var sessionFailureLogged = false
 
+    /// The engine's log (set once, when the engine is created): the storage
+    /// room's one way back to it (StorageRoom.swift).
+    var log: (LogLevel, String) -> Void = { _, _ in }
+
     init(store: ArchiveStore) { self.store = store }
 
     /// Empties every slot of `store`, and what it keeps beside them, under its lock.
@@ -82,24 +86,9 @@ final class Storage {
         return (b.count, crc)
     }
 
-    /// Where `saved_at_ms` lies: after the 16-byte header and three strings
-    /// (each a varint length and its bytes).
+    /// Where `saved_at_ms` lies (the codec's `ArchiveHeader.savedAtRange`).
     static func savedAtRange(_ b: UnsafeRawBufferPointer) -> Range<Int>? {
-        var at = 16
-        for _ in 0..<3 {
-            var len = 0, shift = 0
-            while true {
-                guard at < b.count, shift < 35 else { return nil }
-                let byte = Int(b[at])
-                at += 1
-                len |= (byte & 0x7f) << shift
-                shift += 7
-                if byte < 0x80 { break }
-            }
-            at += len
-        }
-        guard at + 8 + 4 <= b.count else { return nil }
-        return at..<(at + 8)
+        ArchiveHeader.savedAtRange(in: b)
     }
 
     /// True when `a` and `b` are the same archive but for the save time.

@@ -225,16 +225,16 @@ public enum TestExits {
     }
 }
 
-extension Engine {
+extension RestorePass {
     /// The `restore-decoding` kill point of a file restore: in the turn of
     /// the first decode callback of `order`, the crash marker naming its
     /// record (so the next restore quarantines that record), just before
     /// the call. Called only when that point is armed: restores pay nothing.
-    func reachDecodingPoint(_ run: RestoreRun, _ order: [Int32]) {
-        guard restoreReason != .buffer else { return }
+    func reachDecodingPoint(_ order: [Int32]) {
+        guard rooms.outcomes.reason != .buffer else { return }
         for r32 in order {
-            guard let u = run.session.unmanagedNode(Int(r32)),
-                  u._withUnsafeGuaranteedRef({ $0.handles(.decode) }) else { continue }
+            guard let u = session.unmanagedNode(Int(r32)),
+                  u.with({ $0.handles(.decode) }) else { continue }
             watchEnter(Int(r32))
             KillPoints.reach(.restoreDecoding)
             watchLeave()

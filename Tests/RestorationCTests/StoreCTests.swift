@@ -29,6 +29,12 @@ final class StoreCTests: XCTestCase {
     /// store making 1.1's files.
     func testEngineOnWrappedFileStore() throws { try run("file") }
 
+    /// A store table declared with RST_STORE_OPS_INIT (members by name):
+    /// its version is RST_STORE_VERSION and the members it leaves out
+    /// (link, map, flags) are 0; it passes the store contract, and an
+    /// engine saves, restores (a generation too) and is destroyed through it.
+    func testStoreTableFromOpsInit() throws { try run("opsinit") }
+
     /// rst_engine_create_with_store: archive_path set, a NULL member,
     /// unknown flags, another version, bad options, NULL out: refused, and
     /// destroy called exactly once in every case.

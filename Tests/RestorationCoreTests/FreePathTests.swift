@@ -26,7 +26,7 @@ final class FreePathTests: XCTestCase {
             let engine = Engine(configuration: .init())
             let parent = try engine.register(identifier: "p", parent: nil, className: nil, behavior: Plain())
             let other = try engine.register(identifier: "q", parent: nil, className: nil, behavior: Plain())
-            let c = Unmanaged.passUnretained(parent)
+            let c = NodeRef(parent)
             // Some children first (more than 8 at times: the container's index).
             for n in FreePathTests.names.shuffled(using: &rng).prefix(Int.random(in: 0...12, using: &rng)) where !n.isEmpty {
                 _ = try? engine.register(identifier: n, parent: parent, className: nil, behavior: Plain())
@@ -39,9 +39,9 @@ final class FreePathTests: XCTestCase {
             _ = stored.initializeMemory(as: UInt8.self, from: name.utf8)
             let k = IdentifierKey(UnsafeRawBufferPointer(stored))
             XCTAssertNil(parent.childRef(key: k))
-            engine.freePath.set(c, k)
-            XCTAssertTrue(engine.freePath.isFree(k, in: c), name)
-            XCTAssertFalse(engine.freePath.isFree(k, in: Unmanaged.passUnretained(other)), name)
+            engine.registry.freePath.set(c, k)
+            XCTAssertTrue(engine.registry.freePath.isFree(k, in: c), name)
+            XCTAssertFalse(engine.registry.freePath.isFree(k, in: NodeRef(other)), name)
             // Then 0 to 2 more children, the free name among them at times.
             for _ in 0..<Int.random(in: 0...2, using: &rng) {
                 let n = Bool.random(using: &rng) ? name : FreePathTests.names.randomElement(using: &rng)!
@@ -49,14 +49,14 @@ final class FreePathTests: XCTestCase {
             }
             for n in FreePathTests.names {
                 withKey(n) { k in
-                    if engine.freePath.isFree(k, in: c) {
+                    if engine.registry.freePath.isFree(k, in: c) {
                         XCTAssertEqual(n, name)
                         XCTAssertNil(parent.childRef(key: k), n)
                     }
                 }
             }
-            engine.freePath.clear()
-            withKey(name) { k in XCTAssertFalse(engine.freePath.isFree(k, in: c)) }
+            engine.registry.freePath.clear()
+            withKey(name) { k in XCTAssertFalse(engine.registry.freePath.isFree(k, in: c)) }
         }
     }
 

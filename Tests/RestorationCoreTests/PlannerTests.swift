@@ -112,7 +112,7 @@ final class PlannerTests: XCTestCase {
     /// references, cycles, records skipped before and during materialize.
     func testAPlanMadeBeforeMaterializeAgreesWithOneMadeAfter() throws {
         let e = Engine(configuration: .init())
-        let node = Unmanaged.passUnretained(try e.register(identifier: "N", parent: nil, className: nil, behavior: nil))
+        let node = NodeRef(try e.register(identifier: "N", parent: nil, className: nil, behavior: nil))
         var rng = SplitMix(seed: 0xD3C0DE)
         for round in 0..<300 {
             let n = 1 + Int(rng.next() % 40)

@@ -7,7 +7,11 @@
  * install, rst_close_session); a corrupt archive never lost or hidden;
  * unchanged state not written again.
  *
- *   store contract|memory|file|create|errors|verdicts|reset|unchanged DIR */
+ *   store contract|memory|file|create|errors|verdicts|reset|unchanged|opsinit DIR
+ *
+ * opsinit: a store table written with RST_STORE_OPS_INIT (members by name,
+ * the version set, the optional ones left 0) passes the contract and
+ * carries an engine's saves, restores and destroy. */
 #include "check.h"
 #include "store_contract.h"
 #include <signal.h>
@@ -783,6 +787,50 @@ static int buffer_child(void) {
     DONE();
 }
 
+/* ---- a store table written with RST_STORE_OPS_INIT ---- */
+/* A store that forwards to a memory store, its table declared by member
+ * name: the version is set, the members left out (link, map, flags) are 0. */
+static const rst_store_ops *fwd_ops;
+static int fwd_destroys;
+static rst_status fwd_read(void *c, rst_slot s, uint64_t i, const void **d, size_t *n, void **h) { return fwd_ops->read(c, s, i, d, n, h); }
+static void fwd_release(void *c, void *h) { fwd_ops->release(c, h); }
+static rst_status fwd_write(void *c, rst_slot s, uint64_t i, const void *d, size_t n) { return fwd_ops->write(c, s, i, d, n); }
+static rst_status fwd_move(void *c, rst_slot f, uint64_t fi, rst_slot t, uint64_t ti) { return fwd_ops->move(c, f, fi, t, ti); }
+static rst_status fwd_remove(void *c, rst_slot s, uint64_t i) { return fwd_ops->remove(c, s, i); }
+static rst_status fwd_list(void *c, rst_slot s, uint64_t *x, size_t cap, size_t *n) { return fwd_ops->list(c, s, x, cap, n); }
+static rst_status fwd_lock(void *c) { return fwd_ops->lock(c); }
+static void fwd_unlock(void *c) { fwd_ops->unlock(c); }
+static const char *fwd_describe(void *c) { (void)c; return "the forwarding store"; }
+static void fwd_destroy(void *c) { fwd_destroys++; fwd_ops->destroy(c); }
+static const rst_store_ops fwd_table = RST_STORE_OPS_INIT(
+    .read = fwd_read, .release = fwd_release, .write = fwd_write, .move = fwd_move,
+    .remove = fwd_remove, .list = fwd_list, .lock = fwd_lock, .unlock = fwd_unlock,
+    .describe = fwd_describe, .destroy = fwd_destroy);
+
+static int test_ops_init(const char *dir) {
+    (void)dir;
+    CHECK_EQ(fwd_table.version, RST_STORE_VERSION);
+    CHECK_EQ(fwd_table.flags, 0);
+    CHECK(fwd_table.link == NULL && fwd_table.map == NULL);
+    CHECK(fwd_table.read == fwd_read && fwd_table.destroy == fwd_destroy);
+    void *ctx = NULL;
+    CHECK_OK(rst_memory_store(&fwd_ops, &ctx));
+    store_contract(&fwd_table, ctx, "forwarding store");
+    /* an engine accepts the table and saves, restores and destroys through it */
+    doc d = { 41, 0 };
+    rst_engine *e = engine_on(&fwd_table, ctx, 1, &d);
+    CHECK_OK(rst_save(e));
+    d.n = 42;
+    CHECK_OK(rst_save(e));
+    CHECK_OK(rst_restore(e));
+    CHECK_EQ(d.restored, 42);
+    CHECK_OK(rst_restore_generation(e, 1));
+    CHECK_EQ(d.restored, 41);
+    rst_engine_destroy(e);
+    CHECK_EQ(fwd_destroys, 1);
+    DONE();
+}
+
 int main(int argc, char **argv) {
     check_prog = "store";
     if (argc < 3) { fprintf(stderr, "usage: store MODE DIR\n"); return 2; }
@@ -798,6 +846,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "killpoints")) return test_killpoints(argv[0], dir);
     if (!strcmp(mode, "quarantine")) return test_quarantine(dir);
     if (!strcmp(mode, "carry")) return test_carry(dir);
+    if (!strcmp(mode, "opsinit")) return test_ops_init(dir);
     if (!strcmp(mode, "killchild") && argc > 3) return kill_child(argv[3]);
     if (!strcmp(mode, "bufferchild")) return buffer_child();
     fprintf(stderr, "store: unknown mode %s\n", mode);

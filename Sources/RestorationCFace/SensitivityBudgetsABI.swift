@@ -4,9 +4,11 @@ import RestorationCore
 import Glibc
 #endif
 
-// Sensitive values and portable exports (library 1.2): the C face of
-// Sources/RestorationCore/Sensitivity.swift. The options' `encryption_key`
-// is adapted in `createEngine` (EngineABI.swift).
+// "Sensitive values and size budgets" of Include/restoration.h (library
+// 1.2): the C face of Sources/RestorationCore/Sensitivity.swift and of
+// Budget.swift (the sizes of the last save). The options' `encryption_key`,
+// `size_budget` and `budget_policy` are read with the other options
+// (OptionsABI.swift, EngineABI.swift); `rst_export` is in SaveRestoreABI.swift.
 
 extension CFace {
     static func sensitivity(_ s: rst_sensitivity) -> Sensitivity? {
@@ -53,24 +55,35 @@ extension CFace {
         }
     }
 
-    /// `rst_export`.
-    public static func export_state(_ e: OpaquePointer!, _ flags: UInt32, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>!, _ len: UnsafeMutablePointer<Int>!) -> rst_status {
-        guard let e else { return fail(.invalid, "rst_export: engine is NULL") }
-        guard let out, let len else { return fail(.invalid, "rst_export: buf or len is NULL") }
-        guard flags & ~UInt32(RST_EXPORT_PORTABLE) == 0 else {
-            return fail(.invalid, "rst_export: flags 0x\(String(flags, radix: 16)) hold bits other than RST_EXPORT_PORTABLE")
+}
+
+extension CFace {
+    public static func last_save_sizes(_ e: OpaquePointer!, _ out: UnsafeMutablePointer<UnsafeMutablePointer<rst_size_entry>?>!,
+                                       _ count: UnsafeMutablePointer<Int>!) -> rst_status {
+        guard let e else { return fail(.invalid, "rst_last_save_sizes: engine is NULL") }
+        guard let out else { return fail(.invalid, "rst_last_save_sizes: out is NULL") }
+        guard let count else { return fail(.invalid, "rst_last_save_sizes: count is NULL") }
+        out.pointee = nil
+        count.pointee = 0
+        let entries = engine(e).lastSaveSizes
+        if entries.isEmpty { return RST_OK }
+        var packer = OneAllocation()
+        let arrayBytes = MemoryLayout<rst_size_entry>.stride * entries.count
+        packer.reserve(arrayBytes)
+        for s in entries {
+            packer.reserveString(s.path)
+            packer.reserveString(s.className)
         }
-        do {
-            var asked = 0
-            guard let (p, n) = try engine(e).export(portable: flags & UInt32(RST_EXPORT_PORTABLE) != 0, allocate: { size in
-                asked = size
-                return malloc(max(size, 1))
-            }) else { return fail(.noMemory, "rst_export: cannot allocate \(asked) bytes") }
-            out.pointee = p
-            len.pointee = n
-            return RST_OK
-        } catch {
-            return fail(error, in: "rst_export")
+        guard let block = packer.allocate() else { return fail(.noMemory, "rst_last_save_sizes: out of memory for \(entries.count) entries") }
+        let array = block.bindMemory(to: rst_size_entry.self, capacity: entries.count)
+        var cursor = OneAllocation.Cursor(block: block, offset: (arrayBytes + 7) & ~7)
+        for (i, s) in entries.enumerated() {
+            (array + i).initialize(to: rst_size_entry(path: cursor.put(s.path), class_name: cursor.put(s.className),
+                                                      own_bytes: s.ownBytes, subtree_bytes: s.subtreeBytes,
+                                                      trimmed: s.trimmed ? 1 : 0))
         }
+        out.pointee = array
+        count.pointee = entries.count
+        return RST_OK
     }
 }
